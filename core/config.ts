@@ -1,0 +1,178 @@
+/**
+ * The agent configuration (`/etc/mountfleet/agent.json`): written by the ComputeFleet construct from its
+ * props, validated by the agent on start with this very schema. Versioned: bump AGENT_CONFIG_VERSION
+ * on any incompatible change.
+ */
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { FLEET_ID_PATTERN } from './tags';
+
+export const AGENT_CONFIG_VERSION = 1;
+export const DEFAULT_AGENT_CONFIG_PATH = '/etc/mountfleet/agent.json';
+
+/** The Mountpoint release the agent installs, and the key its packages are signed with (from 1.22.2). */
+export const MOUNTPOINT_DEFAULT_VERSION = '1.24.0';
+export const MOUNTPOINT_KEY_FINGERPRINT = '8AEFE705EBE329C0948C75A66F1C3B3AEF4B030B';
+
+/** Availability Zone ID, e.g. `use1-az4` (the same physical zone in every account, unlike AZ names). */
+export const AZ_ID_PATTERN = /^[a-z]{2,4}[0-9]+-az[0-9]+$/;
+/** S3 general purpose bucket names (3-63 chars, lower case, digits, dots, hyphens). */
+export const BUCKET_NAME_PATTERN = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+/** S3 Express One Zone directory bucket names: `base--<azid>--x-s3`, 3-63 chars in all. */
+export const DIRECTORY_BUCKET_NAME_PATTERN = /^[a-z0-9][a-z0-9-]*--[a-z]{2,4}[0-9]+-az[0-9]+--x-s3$/;
+
+/**
+ * How a mount caches. `none`: no cache (metadata re-validated on every open). `metadata`: metadata only.
+ * `local`: local disk/memory data cache. `express`: the zone's S3 Express bucket. `local+express`: both,
+ * disk first.
+ */
+export const CACHE_POLICIES = ['none', 'metadata', 'local', 'express', 'local+express'] as const;
+export type CachePolicy = (typeof CACHE_POLICIES)[number];
+
+const absolutePath = z
+  .string()
+  .regex(/^\/(?:[^/\0]+\/?)*$/, 'must be an absolute path such as /mnt/data')
+  .refine((p) => !p.split('/').includes('..'), 'must not contain ".."');
+
+export const mountSchema = z
+  .object({
+    bucket: z.string().regex(BUCKET_NAME_PATTERN, 'must be an S3 bucket name (3-63 lower-case characters)'),
+    prefix: z
+      .string()
+      .regex(
+        /^(?:[^/].*\/)?$/,
+        'must be empty or end in "/" and not start with "/" (for example "datasets/imagenet/")',
+      )
+      .default(''),
+    path: absolutePath,
+    access: z.enum(['read-only', 'read-write']).default('read-only'),
+    dataset: z.enum(['immutable', 'mutable']).default('mutable'),
+    cache: z.enum(CACHE_POLICIES).default('local+express'),
+  })
+  .strict();
+export type MountConfig = z.infer<typeof mountSchema>;
+
+export const agentConfigSchema = z
+  .object({
+    version: z.literal(AGENT_CONFIG_VERSION, {
+      error: `must be ${AGENT_CONFIG_VERSION}: this agent reads agent.json version ${AGENT_CONFIG_VERSION}`,
+    }),
+    fleetId: z.string().regex(FLEET_ID_PATTERN, 'must be 1-32 lower-case letters, digits and hyphens'),
+    region: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, 'must be a Region name such as us-east-1'),
+    mounts: z.array(mountSchema).default([]),
+    expressCache: z
+      .object({
+        /** Directory bucket per AZ ID. */
+        buckets: z.record(
+          z.string().regex(AZ_ID_PATTERN, 'keys must be AZ IDs such as use1-az4'),
+          z
+            .string()
+            .regex(DIRECTORY_BUCKET_NAME_PATTERN, 'must be a directory bucket name base--<azid>--x-s3'),
+        ),
+        /** How long the pre-mount probe may take before the zone counts as down. */
+        probeTimeoutMs: z.number().int().min(100).max(30000).default(1500),
+        /** How often the watchdog probes while mounted. */
+        probeIntervalMs: z.number().int().min(250).max(60000).default(2000),
+      })
+      .strict()
+      .optional(),
+    scratch: z
+      .object({
+        securityGroupId: z
+          .string()
+          .regex(/^sg-[0-9a-f]+$/, 'must be a security group id such as sg-0123abcd'),
+        /** Subnet for the mount target, per AZ ID. */
+        subnets: z.record(
+          z.string().regex(AZ_ID_PATTERN, 'keys must be AZ IDs such as use1-az4'),
+          z.string().regex(/^subnet-[0-9a-f]+$/, 'must be a subnet id such as subnet-0123abcd'),
+        ),
+        /** Where `scratch run` mounts when `--path` is not given. */
+        path: absolutePath.default('/mnt/scratch'),
+        /** Seconds CMD gets after SIGTERM before a lazy unmount. */
+        teardownGraceSeconds: z.number().int().min(0).max(600).default(20),
+        /** KMS key for the file systems; the AWS managed key when unset. */
+        kmsKeyId: z.string().optional(),
+      })
+      .strict()
+      .optional(),
+    mountpoint: z
+      .object({
+        version: z
+          .string()
+          .regex(/^\d+\.\d+\.\d+$/, 'must be a release such as 1.24.0')
+          .default(MOUNTPOINT_DEFAULT_VERSION),
+        keyFingerprint: z
+          .string()
+          .transform((s) => s.replace(/\s+/g, '').toUpperCase())
+          .pipe(z.string().regex(/^[0-9A-F]{40}$/, 'must be a 40-hex-digit OpenPGP fingerprint'))
+          .default(MOUNTPOINT_KEY_FINGERPRINT),
+      })
+      .strict()
+      .default({ version: MOUNTPOINT_DEFAULT_VERSION, keyFingerprint: MOUNTPOINT_KEY_FINGERPRINT }),
+  })
+  .strict()
+  .superRefine((cfg, ctx) => {
+    const paths = cfg.mounts.map((m) => m.path.replace(/\/+$/, ''));
+    paths.forEach((p, i) => {
+      paths.forEach((q, j) => {
+        if (i < j && (p === q || p.startsWith(q + '/') || q.startsWith(p + '/'))) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['mounts', j, 'path'],
+            message: `conflicts with mounts[${i}].path ${cfg.mounts[i].path}: mount paths must not be equal or nested`,
+          });
+        }
+      });
+    });
+    cfg.mounts.forEach((m, i) => {
+      if (m.access === 'read-write' && m.prefix === '') {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['mounts', i, 'prefix'],
+          message:
+            'a read-write mount needs a prefix (for example "outputs/") so it cannot overwrite the whole bucket',
+        });
+      }
+    });
+  });
+
+export type AgentConfig = z.infer<typeof agentConfigSchema>;
+export type AgentConfigInput = z.input<typeof agentConfigSchema>;
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/** Formats zod issues as `field.path: message` lines, one per problem. */
+export function formatIssues(error: z.ZodError, source: string): string {
+  const lines = error.issues.map((i) => `  ${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`);
+  return `invalid agent config ${source}:\n${lines.join('\n')}`;
+}
+
+/** Validates a parsed value; throws ConfigError naming every bad field. */
+export function parseAgentConfig(value: unknown, source = '(inline)'): AgentConfig {
+  const result = agentConfigSchema.safeParse(value);
+  if (!result.success) throw new ConfigError(formatIssues(result.error, source));
+  return result.data;
+}
+
+/** Reads and validates agent.json (path from the argument, MOUNTFLEET_CONFIG, or the default). */
+export function loadAgentConfig(
+  path = process.env.MOUNTFLEET_CONFIG ?? DEFAULT_AGENT_CONFIG_PATH,
+): AgentConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new ConfigError(
+      `cannot read agent config ${path}: ${(e as Error).message} (pass --config FILE or set MOUNTFLEET_CONFIG)`,
+    );
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new ConfigError(`agent config ${path} is not valid JSON: ${(e as Error).message}`);
+  }
+  return parseAgentConfig(json, path);
+}

@@ -1,0 +1,14 @@
+// The public API of the mountfleet construct library.
+export * from '../core/tags';
+export {
+  AGENT_CONFIG_VERSION,
+  CACHE_POLICIES,
+  MOUNTPOINT_DEFAULT_VERSION,
+  MOUNTPOINT_KEY_FINGERPRINT,
+  agentConfigSchema,
+  parseAgentConfig,
+  type AgentConfig,
+  type AgentConfigInput,
+  type CachePolicy,
+  type MountConfig,
+} from '../core/config';

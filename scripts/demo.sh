@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The main job: installs what is needed, builds, and synthesizes the bundled app offline.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CDK_DISABLE_CLI_TELEMETRY=true
+bash scripts/setup.sh
+npm run --silent build
+npx cdk synth --no-lookups --quiet "$@"
+echo "synthesized into cdk.out/" >&2

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs everything the demo and the tests need, on a fresh machine or an existing checkout.
+# Idempotent and quick when nothing changed. Pinned versions live here and in package-lock.json.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+MOTO_VERSION=5.2.5
+CFN_LINT_VERSION=1.58.0
+
+log() { printf '[setup] %s\n' "$*" >&2; }
+
+# apt packages: fuse3 (fusermount3 for the FUSE stand-ins and real mount tests), gnupg (signature checks),
+# util-linux (setpriv/unshare), python3-venv.
+need_apt=()
+command -v fusermount3 >/dev/null || need_apt+=(fuse3)
+command -v gpg >/dev/null || need_apt+=(gnupg)
+command -v setpriv >/dev/null || need_apt+=(util-linux)
+command -v systemd-analyze >/dev/null || need_apt+=(systemd)
+if ((${#need_apt[@]})); then
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+    log "apt-get install ${need_apt[*]}"
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  else
+    log "missing ${need_apt[*]}: install them (tests that need them will fail)"
+  fi
+fi
+
+# npm packages, from the lockfile, when node_modules is missing or older than the lockfile.
+if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
+  log "npm ci"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+
+# moto (the AWS emulator) and cfn-lint in a project-local virtualenv.
+stamp=".venv/.mountfleet-${MOTO_VERSION}-${CFN_LINT_VERSION}"
+if [[ ! -f $stamp ]]; then
+  log "python venv .venv: moto[server]==${MOTO_VERSION} cfn-lint==${CFN_LINT_VERSION}"
+  python3 -m venv .venv
+  .venv/bin/pip install --quiet --disable-pip-version-check "moto[server]==${MOTO_VERSION}" "cfn-lint==${CFN_LINT_VERSION}"
+  touch "$stamp"
+fi

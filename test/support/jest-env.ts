@@ -1,0 +1,9 @@
+/** Every test runs offline with dummy credentials in us-east-1; nothing may reach real AWS. */
+process.env.AWS_REGION = 'us-east-1';
+process.env.AWS_ACCESS_KEY_ID = 'testing';
+process.env.AWS_SECRET_ACCESS_KEY = 'testing';
+process.env.AWS_SESSION_TOKEN = 'testing';
+process.env.AWS_EC2_METADATA_DISABLED = 'true';
+process.env.CDK_DISABLE_CLI_TELEMETRY = 'true';
+delete process.env.AWS_PROFILE;
+delete process.env.AWS_ENDPOINT_URL;
