@@ -4,7 +4,7 @@
 # end-to-end). Extra arguments go to Jest, e.g. `scripts/test.sh test/core`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export CDK_DISABLE_CLI_TELEMETRY=true
+export CDK_DISABLE_CLI_TELEMETRY=true AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
 bash scripts/setup.sh
 npm run --silent build
 npx jest --ci "$@"

@@ -1,0 +1,119 @@
+/**
+ * Deleting a scratch file system, shared by `mountfleet scratch` and the orphan reaper.
+ *
+ * EFS refuses DeleteFileSystem (409 FileSystemInUse) while any mount target exists, including one that
+ * is still deleting, and publishes no waiter, so: delete every mount target, poll with jittered backoff
+ * until none remain (bounded), then delete the file system. Every step is idempotent: "not found" and
+ * "already deleting" count as progress, so an interrupted teardown is finished by the next caller.
+ */
+import {
+  DeleteFileSystemCommand,
+  DeleteMountTargetCommand,
+  DescribeMountTargetsCommand,
+  type EFSClient,
+  type MountTargetDescription,
+} from '@aws-sdk/client-efs';
+import { backoffDelay, systemClock, type Clock } from './clock';
+
+export interface TeardownOptions {
+  /** Longest time to wait for mount targets to disappear before giving up for now. @default 120000 */
+  readonly maxWaitMs?: number;
+  /** First poll interval; doubles (with jitter) up to maxPollMs. @default 1000 */
+  readonly initialPollMs?: number;
+  /** @default 10000 */
+  readonly maxPollMs?: number;
+  readonly clock?: Clock;
+  /** Aborting stops the wait early (the outcome is then `pending`). */
+  readonly signal?: AbortSignal;
+  /** Progress lines for humans (stderr), e.g. "waiting for 1 mount target to delete". */
+  readonly onProgress?: (message: string) => void;
+}
+
+export type TeardownOutcome =
+  /** DeleteFileSystem was accepted (the file system is deleting or gone). */
+  | { readonly status: 'deleted'; readonly mountTargetsDeleted: number }
+  /** The file system did not exist (an earlier run finished the job). */
+  | { readonly status: 'already-gone'; readonly mountTargetsDeleted: number }
+  /** Mount targets are still going away; a later call (or the reaper) resumes. */
+  | { readonly status: 'pending'; readonly mountTargetsDeleted: number; readonly reason: string };
+
+const GONE_MOUNT_TARGET = new Set(['MountTargetNotFound', 'IncorrectMountTargetState']);
+
+function errorName(err: unknown): string {
+  return (err as { name?: string }).name ?? '';
+}
+
+async function listMountTargets(
+  efs: EFSClient,
+  fileSystemId: string,
+): Promise<MountTargetDescription[] | 'gone'> {
+  try {
+    const out = await efs.send(new DescribeMountTargetsCommand({ FileSystemId: fileSystemId }));
+    return (out.MountTargets ?? []).filter((mt) => mt.LifeCycleState !== 'deleted');
+  } catch (err) {
+    if (errorName(err) === 'FileSystemNotFound') return 'gone';
+    throw err;
+  }
+}
+
+/** Deletes the mount targets, waits (bounded) until none remain, then deletes the file system. */
+export async function teardownFileSystem(
+  efs: EFSClient,
+  fileSystemId: string,
+  options: TeardownOptions = {},
+): Promise<TeardownOutcome> {
+  const clock = options.clock ?? systemClock;
+  const maxWaitMs = options.maxWaitMs ?? 120_000;
+  const initialPollMs = options.initialPollMs ?? 1000;
+  const maxPollMs = options.maxPollMs ?? 10_000;
+  const progress = options.onProgress ?? (() => undefined);
+  let mountTargetsDeleted = 0;
+
+  let targets = await listMountTargets(efs, fileSystemId);
+  if (targets === 'gone') return { status: 'already-gone', mountTargetsDeleted };
+
+  for (const mt of targets) {
+    if (mt.LifeCycleState === 'deleting') continue;
+    try {
+      await efs.send(new DeleteMountTargetCommand({ MountTargetId: mt.MountTargetId }));
+      mountTargetsDeleted++;
+    } catch (err) {
+      if (!GONE_MOUNT_TARGET.has(errorName(err))) throw err;
+    }
+  }
+
+  const deadline = clock.now() + maxWaitMs;
+  for (let attempt = 0; ; attempt++) {
+    targets = await listMountTargets(efs, fileSystemId);
+    if (targets === 'gone') return { status: 'already-gone', mountTargetsDeleted };
+    if (targets.length === 0) break;
+    if (clock.now() >= deadline || options.signal?.aborted) {
+      return {
+        status: 'pending',
+        mountTargetsDeleted,
+        reason: `${targets.length} mount target(s) still deleting after ${Math.round(maxWaitMs / 1000)} s`,
+      };
+    }
+    progress(`${fileSystemId}: waiting for ${targets.length} mount target(s) to delete`);
+    const delay = Math.min(
+      backoffDelay(attempt, initialPollMs, maxPollMs),
+      Math.max(0, deadline - clock.now()),
+    );
+    await clock.sleep(delay, options.signal);
+  }
+
+  try {
+    await efs.send(new DeleteFileSystemCommand({ FileSystemId: fileSystemId }));
+    return { status: 'deleted', mountTargetsDeleted };
+  } catch (err) {
+    switch (errorName(err)) {
+      case 'FileSystemNotFound':
+        return { status: 'already-gone', mountTargetsDeleted };
+      case 'FileSystemInUse':
+        // A mount target appeared or is still finishing between our poll and the delete.
+        return { status: 'pending', mountTargetsDeleted, reason: 'file system still in use' };
+      default:
+        throw err;
+    }
+  }
+}
