@@ -21,6 +21,7 @@ export function buildProgram(ctx: CliContext): Command {
     .description('Mountpoint for Amazon S3 fleets, S3 Express caches and self-cleaning EFS scratch')
     .version(VERSION, '-v, --version')
     .showHelpAfterError('(run with --help for usage)')
+    .allowExcessArguments(false)
     .exitOverride();
   for (const register of COMMANDS) register(program, ctx);
   return program;

@@ -145,7 +145,11 @@ export class ConfigError extends Error {
 
 /** Formats zod issues as `field.path: message` lines, one per problem. */
 export function formatIssues(error: z.ZodError, source: string): string {
-  const lines = error.issues.map((i) => `  ${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`);
+  const lines = error.issues.map((i) => {
+    // A bad record key reports "Invalid key in record"; the key schema's own message says what to do.
+    const message = i.code === 'invalid_key' && i.issues.length ? `key ${i.issues[0].message}` : i.message;
+    return `  ${i.path.length ? i.path.join('.') : '(root)'}: ${message}`;
+  });
   return `invalid agent config ${source}:\n${lines.join('\n')}`;
 }
 

@@ -1,0 +1,31 @@
+/** Runs the built `mountfleet` bundle (dist/agent/mountfleet.js) as a user would, capturing its output. */
+import { spawn, type SpawnOptions } from 'node:child_process';
+import { join } from 'node:path';
+import { REPO_ROOT } from './moto';
+
+export const CLI_BUNDLE = join(REPO_ROOT, 'dist', 'agent', 'mountfleet.js');
+
+export interface CliResult {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export function runCli(args: string[], options: SpawnOptions & { input?: string } = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI_BUNDLE, ...args], {
+      cwd: REPO_ROOT,
+      ...options,
+      env: { ...process.env, ...options.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    child.stdin!.end(options.input ?? '');
+  });
+}
