@@ -6,6 +6,11 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../core/config';
 import { VERSION } from '../core/version';
+import { register as registerPlan } from './commands/plan';
+import { register as registerBench } from './commands/bench';
+import { register as registerShard } from './commands/shard';
+import { register as registerScratch } from './commands/scratch';
+import { register as registerReap } from './commands/reap';
 
 /** Shared by all commands: a command's action sets `exitCode` to pass a status through. */
 export interface CliContext {
@@ -14,7 +19,7 @@ export interface CliContext {
 
 export type RegisterCommand = (program: Command, ctx: CliContext) => void;
 
-const COMMANDS: RegisterCommand[] = [];
+const COMMANDS: RegisterCommand[] = [registerPlan, registerBench, registerShard, registerScratch, registerReap];
 
 export function buildProgram(ctx: CliContext): Command {
   const program = new Command('mountfleet')

@@ -1,8 +1,12 @@
 #!/usr/bin/env node
-import { App, Stack } from 'aws-cdk-lib';
+// The bundled CDK app: one MountfleetStack per environment of the config (see lib/app-config.ts and
+// examples/mountfleet.config.json), checked by cdk-nag's AwsSolutions pack at synth.
+import { App, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { loadAppConfig } from '../lib/app-config';
+import { MountfleetStack } from '../lib/mountfleet-stack';
 
 const app = new App();
-new Stack(app, 'Mountfleet', {
-  env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
-});
+for (const config of loadAppConfig(app.node)) new MountfleetStack(app, config.stackName, { config });
+Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
 app.synth();

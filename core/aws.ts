@@ -6,10 +6,10 @@
  * `AWS_ENDPOINT_URL_<SERVICE>`), which the SDK reads itself; we only add adaptive retries (client-side
  * rate limiting that backs off under throttling) and timeouts so a black-holed endpoint cannot hang a run.
  */
-import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
-import { EC2Client } from '@aws-sdk/client-ec2';
-import { EFSClient } from '@aws-sdk/client-efs';
-import { S3Client } from '@aws-sdk/client-s3';
+import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
+import type { EC2Client } from '@aws-sdk/client-ec2';
+import type { EFSClient } from '@aws-sdk/client-efs';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
@@ -48,7 +48,11 @@ export function clientConfig(options: ClientOptions = {}) {
     retryMode: o.retryMode,
     requestHandler: new NodeHttpHandler({
       connectionTimeout: o.connectionTimeoutMs,
-      requestTimeout: o.requestTimeoutMs,
+      // In @smithy/node-http-handler 4.x `requestTimeout` only logs a warning unless `throwOnRequestTimeout`
+      // is set, and it then bounds the whole upload too; `socketTimeout` fails an attempt once the socket
+      // is idle this long (a black-holed endpoint, a stalled body) without limiting long transfers.
+      // test/core/aws.test.ts checks that a black-holed call fails in time.
+      socketTimeout: o.requestTimeoutMs,
       httpAgent: new HttpAgent(agentOptions),
       httpsAgent: new HttpsAgent(agentOptions),
     }),
@@ -60,18 +64,57 @@ export function s3EndpointOverridden(env: NodeJS.ProcessEnv = process.env): bool
   return Boolean(env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL);
 }
 
+/*
+ * Each SDK package loads on the first call of its factory, not with this module: Lambda bundles leave the
+ * SDK external, and loading all four packages (client-ec2 alone is 2 MB of JavaScript) costs ~300 ms of
+ * cold start whether or not a function uses them.
+ */
+/* eslint-disable @typescript-eslint/no-require-imports */
+const sdk = {
+  efs: () => require('@aws-sdk/client-efs') as typeof import('@aws-sdk/client-efs'),
+  ec2: () => require('@aws-sdk/client-ec2') as typeof import('@aws-sdk/client-ec2'),
+  cloudwatch: () => require('@aws-sdk/client-cloudwatch') as typeof import('@aws-sdk/client-cloudwatch'),
+  s3: () => require('@aws-sdk/client-s3') as typeof import('@aws-sdk/client-s3'),
+};
+/* eslint-enable @typescript-eslint/no-require-imports */
+
 export function efsClient(options?: ClientOptions): EFSClient {
-  return new EFSClient(clientConfig(options));
+  return new (sdk.efs().EFSClient)(clientConfig(options));
 }
 
 export function ec2Client(options?: ClientOptions): EC2Client {
-  return new EC2Client(clientConfig(options));
+  return new (sdk.ec2().EC2Client)(clientConfig(options));
 }
 
 export function cloudWatchClient(options?: ClientOptions): CloudWatchClient {
-  return new CloudWatchClient(clientConfig(options));
+  return new (sdk.cloudwatch().CloudWatchClient)(clientConfig(options));
 }
 
 export function s3Client(options?: ClientOptions): S3Client {
-  return new S3Client({ ...clientConfig(options), forcePathStyle: s3EndpointOverridden() });
+  return new (sdk.s3().S3Client)({ ...clientConfig(options), forcePathStyle: s3EndpointOverridden() });
+}
+
+/**
+ * A client for S3 Express One Zone directory buckets (`base--azid--x-s3`). Against AWS the SDK's zonal
+ * endpoints and CreateSession auth apply as usual. Behind an endpoint override (emulator, proxy: no
+ * directory buckets, no CreateSession) it addresses them as ordinary path-style buckets and removes the
+ * `//` the SDK then puts after the bucket name.
+ */
+export function s3ExpressClient(options?: ClientOptions): S3Client {
+  if (!s3EndpointOverridden()) return new (sdk.s3().S3Client)(clientConfig(options));
+  const client = new (sdk.s3().S3Client)({
+    ...clientConfig(options),
+    forcePathStyle: true,
+    disableS3ExpressSessionAuth: true,
+  });
+  client.middlewareStack.add(
+    (next) => (args) => {
+      const request = args.request as { path?: string };
+      if (typeof request.path === 'string')
+        request.path = request.path.replace(/^(\/[^/]+--x-s3)\/\//, '$1/');
+      return next(args);
+    },
+    { step: 'build', name: 'mountfleetExpressPathFix' },
+  );
+  return client;
 }

@@ -95,6 +95,14 @@ export const agentConfigSchema = z
       })
       .strict()
       .optional(),
+    /**
+     * The Auto Scaling termination lifecycle hook (written by ComputeFleet): the agent tears down, then
+     * completes it (group name from the instance's `aws:autoscaling:groupName` tag).
+     */
+    lifecycleHook: z
+      .object({ name: z.string().regex(/^[A-Za-z0-9\-_/]{1,255}$/, 'must be a lifecycle hook name') })
+      .strict()
+      .optional(),
     mountpoint: z
       .object({
         version: z

@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Resource, Stack, Token } from 'aws-cdk-lib';
+import { Duration, type IResource, RemovalPolicy, Resource, Stack, Token } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
@@ -11,7 +11,7 @@ import { invalidProp, validateAzIds } from './private/validation';
 export const EXPRESS_CACHE_METRICS_FILTER_ID = 'EntireBucket';
 
 /** An S3 Express One Zone cache for Mountpoint (`--cache-xz`): one directory bucket per AZ ID. */
-export interface IExpressCache extends IConstructWithNode {
+export interface IExpressCache extends IResource {
   /** The AZ IDs that have a cache bucket. */
   readonly azIds: string[];
   /** Directory bucket name per AZ ID (what the agent config's `expressCache.buckets` holds). */
@@ -28,9 +28,6 @@ export interface IExpressCache extends IConstructWithNode {
   /** An `AWS/S3` request metric of the bucket in one zone (needs the bucket's `EntireBucket` metrics filter). */
   metric(metricName: string, azId: string, props?: cloudwatch.MetricOptions): cloudwatch.Metric;
 }
-
-/** Anything with a construct node (kept separate so the interface reads like aws-cdk-lib's). */
-interface IConstructWithNode extends Construct {}
 
 /** Props of {@link ExpressCache.fromBucketNames}. */
 export interface ExpressCacheAttributes {

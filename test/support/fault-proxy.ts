@@ -268,7 +268,7 @@ export class FaultProxy {
     if (fault === undefined || fault.kind === 'delay' || fault.kind === 'rewrite') {
       if (!this.takeToken(service)) outcome = 'rate-limited';
     }
-    this.record(info, outcome);
+    const record = this.record(info, outcome);
 
     // Not forwarding: still read a streamed (S3) body, so the client finishes sending and reads our answer.
     if (outcome !== 'forwarded' && outcome !== 'delay' && outcome !== 'rewrite') req.resume();
@@ -278,7 +278,7 @@ export class FaultProxy {
     if (fault?.kind === 'error') return sendError(res, info, fault);
     if (fault?.kind === 'reset') return void req.socket.resetAndDestroy();
     if (fault?.kind === 'blackhole') return; // never answer
-    await this.forward(req, res, info, body, fault?.kind === 'rewrite' ? fault.rewrite : undefined);
+    await this.forward(req, res, info, body, fault?.kind === 'rewrite' ? fault.rewrite : undefined, record);
   }
 
   /** The first rule that matches and fires; uses up one of its `times`. */
@@ -307,7 +307,7 @@ export class FaultProxy {
     return true;
   }
 
-  private record(info: RequestInfo, outcome: Outcome): void {
+  private record(info: RequestInfo, outcome: Outcome): { outcome: Outcome } {
     const forwarded = outcome === 'forwarded' || outcome === 'delay' || outcome === 'rewrite';
     const faulted = outcome !== 'forwarded';
     for (const s of [
@@ -320,8 +320,10 @@ export class FaultProxy {
       if (faulted) s.faulted += 1;
     }
     const { service, operation, method, path, attempt } = info;
-    this.log.push({ service, operation, method, path, attempt, outcome });
+    const record = { service, operation, method, path, attempt, outcome };
+    this.log.push(record);
     if (this.log.length > MAX_LOG) this.log.shift();
+    return record;
   }
 
   private sleep(ms: number): Promise<void> {
@@ -340,6 +342,7 @@ export class FaultProxy {
     info: RequestInfo,
     body: Buffer | undefined,
     rewrite: ((body: string, request: RequestInfo) => string) | undefined,
+    record: { outcome: Outcome },
   ): Promise<void> {
     const headers: OutgoingHttpHeaders = { ...req.headers };
     // The proxy already answered any `Expect: 100-continue`; passing it on would get a second 100.
@@ -363,16 +366,23 @@ export class FaultProxy {
             up.once('error', () => resolve());
             return;
           }
-          readBody(up).then((raw) => {
-            const text = rewrite(raw.toString('utf8'), info);
-            delete responseHeaders['content-length'];
-            res.writeHead(up.statusCode ?? 502, responseHeaders).end(text);
-            resolve();
-          }, resolve);
+          readBody(up)
+            .then((raw) => {
+              const text = rewrite(raw.toString('utf8'), info);
+              delete responseHeaders['content-length'];
+              res.writeHead(up.statusCode ?? 502, responseHeaders).end(text);
+            })
+            .catch((err: unknown) => {
+              res
+                .writeHead(500, { 'content-type': 'text/plain' })
+                .end(`fault proxy: rewrite failed: ${String(err)}`);
+            })
+            .finally(resolve);
         },
       );
       upstream.once('error', (err) => {
-        this.record(info, 'upstream-error');
+        // Counted as forwarded (it was attempted); the log says how it ended.
+        record.outcome = 'upstream-error';
         if (!res.headersSent) {
           res
             .writeHead(502, { 'content-type': 'text/plain' })
@@ -386,6 +396,47 @@ export class FaultProxy {
       else req.pipe(upstream);
     });
   }
+}
+
+const ENDPOINT_VARIABLE: Record<'efs' | 'ec2' | 'cloudwatch' | 's3', string> = {
+  efs: 'AWS_ENDPOINT_URL_EFS',
+  ec2: 'AWS_ENDPOINT_URL_EC2',
+  cloudwatch: 'AWS_ENDPOINT_URL_CLOUDWATCH',
+  s3: 'AWS_ENDPOINT_URL_S3',
+};
+
+/**
+ * Jest hooks for a test file: starts a proxy in front of the emulator, routes the given services through
+ * it (all of them, through AWS_ENDPOINT_URL, when none are given), clears its rules and counts before each
+ * test, and stops it after the file. Call after useEmulator().
+ */
+export function useFaultProxy(
+  emulator: { readonly endpoint: string },
+  options: { readonly services?: ReadonlyArray<keyof typeof ENDPOINT_VARIABLE> } = {},
+): { readonly proxy: FaultProxy } {
+  let proxy: FaultProxy | undefined;
+  const variables = options.services?.map((s) => ENDPOINT_VARIABLE[s]) ?? ['AWS_ENDPOINT_URL'];
+  beforeAll(async () => {
+    proxy = await FaultProxy.start({ target: emulator.endpoint });
+  });
+  beforeEach(() => {
+    proxy!.clear();
+    proxy!.resetStats();
+    for (const name of variables) process.env[name] = proxy!.endpoint;
+  });
+  afterAll(async () => {
+    for (const name of variables) {
+      if (name === 'AWS_ENDPOINT_URL') process.env[name] = emulator.endpoint;
+      else delete process.env[name];
+    }
+    await proxy?.stop();
+  });
+  return {
+    get proxy(): FaultProxy {
+      if (!proxy) throw new Error('useFaultProxy: the proxy starts in beforeAll; use it inside tests');
+      return proxy;
+    },
+  };
 }
 
 function emptyCounters(): {

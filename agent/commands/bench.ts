@@ -1,0 +1,137 @@
+/**
+ * `mountfleet bench latency`: PUT/GET latency by object size, Standard vs Express, with CSV and SVG.
+ * `mountfleet bench read`: read throughput of a mounted path (small parallel, large sequential, epochs).
+ * Logic in core/bench.
+ */
+import { CreateBucketCommand } from '@aws-sdk/client-s3';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { RegisterCommand } from '../cli';
+import { latencyCsv, measureLatency, sizesUpTo, type LatencyTarget } from '../../core/bench/latency';
+import { benchRead } from '../../core/bench/read';
+import { benchS3Client } from '../../core/bench/s3-clients';
+import { formatSize, latencySvg } from '../../core/bench/svg';
+import { parseBytes, UnitError } from '../../core/plan/units';
+
+interface LatencyFlags {
+  standardBucket?: string;
+  expressBucket?: string;
+  maxSize: string;
+  runs: string;
+  out: string;
+  keyPrefix: string;
+  createBuckets?: boolean;
+  json?: boolean;
+}
+
+interface ReadFlags {
+  path: string;
+  concurrency: string;
+  epochs: string;
+  largeMinSize: string;
+  json?: boolean;
+}
+
+const positiveInt = (text: string, name: string) => {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new UnitError(`${name} must be a whole number above 0, not "${text}"`);
+  return n;
+};
+
+export const register: RegisterCommand = (program, ctx) => {
+  const bench = program.command('bench').description('measure S3 request latency and mount read throughput');
+
+  bench
+    .command('latency')
+    .description('PUT and GET latency by object size (1 B to 100 MB, x10) for a Standard and an Express bucket')
+    .option('--standard-bucket <name>', 'general purpose bucket')
+    .option('--express-bucket <name>', 'directory bucket base--<azid>--x-s3 (zonal endpoint, CreateSession on AWS)')
+    .option('--max-size <size>', 'largest object size', '100MB')
+    .option('--runs <n>', 'timed requests per size and operation', '10')
+    .option('--out <dir>', 'where latency.csv and latency.svg go', '.')
+    .option('--key-prefix <prefix>', 'prefix of the test objects (deleted afterwards)', 'mountfleet-bench/')
+    .option('--create-buckets', 'create the buckets first (for emulators and scratch accounts)')
+    .option('--json', 'print the rows as one JSON document')
+    .action(async (flags: LatencyFlags) => {
+      let sizes: number[];
+      let runs: number;
+      try {
+        sizes = sizesUpTo(parseBytes(flags.maxSize));
+        runs = positiveInt(flags.runs, '--runs');
+      } catch (err) {
+        if (!(err instanceof UnitError)) throw err;
+        process.stderr.write(`mountfleet bench latency: ${err.message}\n`);
+        ctx.exitCode = 2;
+        return;
+      }
+      const targets: LatencyTarget[] = [
+        ...(flags.standardBucket ? [{ label: 'standard', bucket: flags.standardBucket }] : []),
+        ...(flags.expressBucket ? [{ label: 'express', bucket: flags.expressBucket }] : []),
+      ].map((t) => ({ ...t, client: benchS3Client(t.bucket) }));
+      if (targets.length === 0) {
+        process.stderr.write('mountfleet bench latency: give --standard-bucket and/or --express-bucket\n');
+        ctx.exitCode = 2;
+        return;
+      }
+      if (flags.createBuckets) {
+        for (const t of targets) await t.client.send(new CreateBucketCommand({ Bucket: t.bucket }));
+      }
+      const rows = await measureLatency({
+        targets,
+        sizes,
+        runs,
+        keyPrefix: flags.keyPrefix,
+        onRow: (r) =>
+          process.stderr.write(
+            `${r.target.padEnd(8)} ${r.op} ${formatSize(r.sizeBytes).padStart(7)}: ` +
+              `p50 ${r.p50.toFixed(1)} ms, p90 ${r.p90.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, mean ${r.mean.toFixed(1)} ms\n`,
+          ),
+      });
+      mkdirSync(flags.out, { recursive: true });
+      const csv = join(flags.out, 'latency.csv');
+      const svg = join(flags.out, 'latency.svg');
+      writeFileSync(csv, latencyCsv(rows));
+      writeFileSync(
+        svg,
+        latencySvg(rows, `S3 request latency by object size (${runs} runs per point; ${targets.map((t) => t.bucket).join(' vs ')})`),
+      );
+      if (flags.json) process.stdout.write(`${JSON.stringify({ csv, svg, rows }, null, 2)}\n`);
+      else process.stderr.write(`wrote ${csv} and ${svg}\n`);
+    });
+
+  bench
+    .command('read')
+    .description('read throughput of a mounted path: small files in parallel, large files sequentially, per epoch')
+    .requiredOption('--path <dir>', 'directory to read (a Mountpoint mount, EFS, local disk)')
+    .option('--concurrency <n>', 'small files read at once', '32')
+    .option('--epochs <n>', 'passes over the files', '2')
+    .option('--large-min-size <size>', 'files this large or larger are read sequentially', '8MiB')
+    .option('--json', 'print the results as one JSON document')
+    .action(async (flags: ReadFlags) => {
+      let concurrency: number;
+      let epochs: number;
+      let largeMinBytes: number;
+      try {
+        concurrency = positiveInt(flags.concurrency, '--concurrency');
+        epochs = positiveInt(flags.epochs, '--epochs');
+        largeMinBytes = parseBytes(flags.largeMinSize);
+      } catch (err) {
+        if (!(err instanceof UnitError)) throw err;
+        process.stderr.write(`mountfleet bench read: ${err.message}\n`);
+        ctx.exitCode = 2;
+        return;
+      }
+      const results = await benchRead({
+        path: flags.path,
+        concurrency,
+        epochs,
+        largeMinBytes,
+        onResult: (r) =>
+          process.stderr.write(
+            `epoch ${r.epoch} ${r.scenario.padEnd(16)} ${r.files} files, ${(r.bytes / 1024 ** 2).toFixed(1)} MiB ` +
+              `in ${r.seconds.toFixed(3)} s: ${r.filesPerSecond.toFixed(0)} files/s, ${r.mibPerSecond.toFixed(1)} MiB/s\n`,
+          ),
+      });
+      if (flags.json) process.stdout.write(`${JSON.stringify({ path: flags.path, concurrency, results }, null, 2)}\n`);
+    });
+};

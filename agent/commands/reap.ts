@@ -1,0 +1,106 @@
+/**
+ * `mountfleet reap --fleet ID`: the orphan reaper's logic (core/reaper), runnable from anywhere with
+ * credentials. Flags mirror the Lambda's environment variables one for one (see REAPER_SETTING_SOURCES).
+ * Decisions and the summary go to stderr; `--json` prints the report on stdout. Exit 1 when any file
+ * system failed, 2 for bad settings.
+ */
+import type { Command } from 'commander';
+import type { RegisterCommand } from '../cli';
+import { cloudWatchClient, ec2Client, efsClient } from '../../core/aws';
+import { reap } from '../../core/reaper/reaper';
+import { summarizeReport } from '../../core/reaper/report';
+import {
+  REAPER_DEFAULTS,
+  REAPER_SETTING_SOURCES as FLAG,
+  ReaperSettingsError,
+  reaperSettingsFromFlags,
+} from '../../core/reaper/settings';
+
+interface ReapOptions {
+  fleet?: string;
+  dryRun?: boolean;
+  graceMinutes?: string;
+  idleWindowMinutes?: string;
+  metricLagMinutes?: string;
+  maxDeletions?: string;
+  deadlineMarginSeconds?: string;
+  maxRunSeconds?: string;
+  json?: boolean;
+}
+
+const say = (line: string) => process.stderr.write(`mountfleet reap: ${line}\n`);
+
+export const register: RegisterCommand = (program: Command, ctx) => {
+  program
+    .command('reap')
+    .description('find and delete orphaned scratch file systems of a fleet (what the reaper Lambda does)')
+    .requiredOption(`${FLAG.fleetId.flag} <id>`, 'fleet id: only file systems tagged mountfleet:fleet=<id>')
+    .option(FLAG.dryRun.flag, 'decide and report only: tag, untag and delete nothing')
+    .option(
+      `${FLAG.graceMinutes.flag} <n>`,
+      `never touch younger file systems (default ${REAPER_DEFAULTS.graceMinutes})`,
+    )
+    .option(
+      `${FLAG.idleWindowMinutes.flag} <n>`,
+      `ClientConnections window, and how long an idle mark ages before deletion (default ${REAPER_DEFAULTS.idleWindowMinutes})`,
+    )
+    .option(
+      `${FLAG.metricLagMinutes.flag} <n>`,
+      `end the window this long before now (default ${REAPER_DEFAULTS.metricLagMinutes})`,
+    )
+    .option(
+      `${FLAG.maxDeletionsPerRun.flag} <n>`,
+      `deletions per run (default ${REAPER_DEFAULTS.maxDeletionsPerRun})`,
+    )
+    .option(
+      '--max-run-seconds <n>',
+      'time budget for the run (the Lambda uses its own timeout); unlimited by default',
+    )
+    .option(
+      `${FLAG.deadlineMarginSeconds.flag} <n>`,
+      `with --max-run-seconds: stop starting deletions this long before the end (default ${REAPER_DEFAULTS.deadlineMarginSeconds})`,
+    )
+    .option('--json', 'print the report as one JSON document on stdout')
+    .action(async (opts: ReapOptions) => {
+      let settings;
+      let maxRunMs: number | undefined;
+      try {
+        settings = reaperSettingsFromFlags({
+          fleetId: opts.fleet,
+          dryRun: opts.dryRun ?? false,
+          graceMinutes: opts.graceMinutes,
+          idleWindowMinutes: opts.idleWindowMinutes,
+          metricLagMinutes: opts.metricLagMinutes,
+          maxDeletionsPerRun: opts.maxDeletions,
+          deadlineMarginSeconds: opts.deadlineMarginSeconds,
+        });
+        if (opts.maxRunSeconds !== undefined) {
+          maxRunMs = Number(opts.maxRunSeconds) * 1000;
+          if (!/^\d+$/.test(opts.maxRunSeconds) || maxRunMs <= 0) {
+            throw new ReaperSettingsError(
+              `--max-run-seconds=${opts.maxRunSeconds}: must be a positive whole number`,
+            );
+          }
+        }
+      } catch (err) {
+        if (!(err instanceof ReaperSettingsError)) throw err;
+        process.stderr.write(`mountfleet reap: ${err.message}\n`);
+        ctx.exitCode = 2;
+        return;
+      }
+      const endsAt = maxRunMs === undefined ? undefined : Date.now() + maxRunMs;
+      const report = await reap(
+        { efs: efsClient(), ec2: ec2Client(), cloudwatch: cloudWatchClient() },
+        settings,
+        {
+          remainingTimeMs: endsAt === undefined ? undefined : () => endsAt - Date.now(),
+          onDecision: (d) =>
+            say(`${d.fileSystemId} ${d.dryRun ? `would be ${d.outcome}` : d.outcome}: ${d.reason}`),
+          onProgress: say,
+        },
+      );
+      say(summarizeReport(report));
+      if (opts.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      if (report.failed.length > 0) ctx.exitCode = 1;
+    });
+};

@@ -1,0 +1,244 @@
+/**
+ * `mountfleet scratch run|list|delete`: per-job EFS One Zone scratch file systems. The logic lives in
+ * core/scratch; this file reads flags, IMDS and agent.json, wires signals, and prints.
+ */
+import { Command, Option } from 'commander';
+import type { RegisterCommand } from '../cli';
+import { efsClient } from '../../core/aws';
+import { readInstanceIdentity } from '../../core/imds';
+import { deleteScratchFileSystem, listScratchFileSystems, NotThisFleetsError } from '../../core/scratch/inventory';
+import { runScratchJob, MAX_SPOT_POLL_MS, type StopReason } from '../../core/scratch/lifecycle';
+import { generateJobId, jobIdProblem } from '../../core/scratch/naming';
+import { UnitError } from '../../core/plan/units';
+import { burstCreditPreflight, parseBytes } from '../../core/scratch/preflight';
+import { spotNoticeReader } from '../../core/scratch/spot-notice';
+import {
+  loadOptionalAgentConfig,
+  resolveFleetId,
+  resolveScratchSettings,
+  ScratchSettingsError,
+} from '../../core/scratch/settings';
+
+interface RunOptions {
+  job?: string;
+  path?: string;
+  fleet?: string;
+  subnet?: string;
+  securityGroup?: string;
+  expectedIo?: string;
+  strict?: boolean;
+  teardownGrace?: string;
+  config?: string;
+  spotPollMs?: string;
+}
+
+interface OperatorOptions {
+  fleet?: string;
+  config?: string;
+  json?: boolean;
+}
+
+const say = (line: string) => process.stderr.write(`mountfleet scratch: ${line}\n`);
+
+/** Exit status for a bad command line or settings (nothing was created). */
+const EXIT_USAGE = 2;
+
+function wholeNumber(flag: string, text: string): number {
+  const n = Number(text);
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(n)) throw new ScratchSettingsError(`${flag} ${text}: must be a whole number`);
+  return n;
+}
+
+async function run(command: string[], opts: RunOptions): Promise<number> {
+  const jobId = opts.job ?? generateJobId();
+  const problem = jobIdProblem(jobId);
+  if (problem) throw new ScratchSettingsError(problem);
+  const spotPollMs = opts.spotPollMs === undefined ? MAX_SPOT_POLL_MS : wholeNumber('--spot-poll-ms', opts.spotPollMs);
+  const teardownGraceSeconds =
+    opts.teardownGrace === undefined ? undefined : wholeNumber('--teardown-grace', opts.teardownGrace);
+
+  if (opts.expectedIo !== undefined) {
+    const verdict = burstCreditPreflight(parseBytes(opts.expectedIo), opts.strict ?? false);
+    if (verdict.status === 'refuse') {
+      say(`refusing (--strict): ${verdict.message}`);
+      return EXIT_USAGE;
+    }
+    say(verdict.status === 'warn' ? `WARNING: ${verdict.message}` : verdict.message);
+  }
+
+  const config = loadOptionalAgentConfig(opts.config);
+  let identity;
+  try {
+    identity = await readInstanceIdentity();
+  } catch (err) {
+    say(
+      `cannot read this instance's identity from IMDS (${(err as Error).message}): scratch run works on EC2 instances only` +
+        (process.env.AWS_EC2_METADATA_SERVICE_ENDPOINT ? ` (endpoint ${process.env.AWS_EC2_METADATA_SERVICE_ENDPOINT})` : ''),
+    );
+    return 1;
+  }
+  const settings = resolveScratchSettings(
+    {
+      fleet: opts.fleet,
+      subnet: opts.subnet,
+      securityGroup: opts.securityGroup,
+      path: opts.path,
+      teardownGraceSeconds,
+    },
+    config,
+    identity.availabilityZoneId,
+  );
+  if (opts.job === undefined) say(`job id ${jobId} (pass --job ${jobId} to re-run it on the same file system)`);
+
+  const stop = new AbortController();
+  const onSignal = (signal: 'SIGINT' | 'SIGTERM') => {
+    if (stop.signal.aborted) {
+      say(`${signal}: already stopping; the file system is torn down before exit (SIGKILL would leave it to the reaper)`);
+      return;
+    }
+    say(`${signal}: stopping`);
+    stop.abort(signal satisfies StopReason);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    const result = await runScratchJob({
+      efs: efsClient({ region: identity.region }),
+      placement: identity,
+      ...settings,
+      jobId,
+      command: command[0],
+      args: command.slice(1),
+      mountHelper: process.env.MOUNTFLEET_EFS_MOUNT_HELPER || undefined,
+      readSpotNotice: spotNoticeReader(),
+      spotPollMs,
+      stopSignal: stop.signal,
+      log: say,
+    });
+    return result.exitStatus;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+function formatAge(seconds: number | undefined): string {
+  if (seconds === undefined) return '-';
+  if (seconds < 120) return `${seconds}s`;
+  if (seconds < 7200) return `${Math.round(seconds / 60)}m`;
+  return `${(seconds / 3600).toFixed(1)}h`;
+}
+
+async function list(opts: OperatorOptions): Promise<number> {
+  const config = loadOptionalAgentConfig(opts.config);
+  const fleetId = resolveFleetId(opts.fleet, config);
+  const found = await listScratchFileSystems(efsClient({ region: config?.region }), fleetId);
+  if (opts.json) {
+    process.stdout.write(`${JSON.stringify({ fleetId, fileSystems: found }, null, 2)}\n`);
+    return 0;
+  }
+  if (found.length === 0) {
+    process.stderr.write(`no scratch file systems in fleet ${fleetId}\n`);
+    return 0;
+  }
+  const rows = [
+    ['FILE SYSTEM', 'JOB', 'OWNER', 'AGE', 'STATE', 'ZONE', 'MOUNT TARGETS'],
+    ...found.map((f) => [
+      f.fileSystemId,
+      f.job ?? '-',
+      f.ownerInstance ?? '-',
+      formatAge(f.ageSeconds),
+      f.markedIdleAt ? `${f.state} (marked idle)` : f.state,
+      f.availabilityZone ?? '-',
+      String(f.mountTargets),
+    ]),
+  ];
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  for (const r of rows) process.stderr.write(`${r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()}\n`);
+  return 0;
+}
+
+async function remove(fileSystemId: string, opts: OperatorOptions): Promise<number> {
+  const config = loadOptionalAgentConfig(opts.config);
+  const fleetId = resolveFleetId(opts.fleet, config);
+  const outcome = await deleteScratchFileSystem(efsClient({ region: config?.region }), fleetId, fileSystemId, {
+    onProgress: say,
+  });
+  if (opts.json) process.stdout.write(`${JSON.stringify({ fileSystemId, ...outcome }, null, 2)}\n`);
+  switch (outcome.status) {
+    case 'deleted':
+      say(`deleted ${fileSystemId} (${outcome.mountTargetsDeleted} mount target(s) deleted first)`);
+      return 0;
+    case 'already-gone':
+      say(`${fileSystemId} does not exist (already deleted)`);
+      return 0;
+    case 'pending':
+      say(`${fileSystemId} not deleted yet: ${outcome.reason}; run the command again in a minute`);
+      return 1;
+  }
+}
+
+/** Runs an action, turning the errors a user can fix into a message and an exit status. */
+function action<A extends unknown[]>(ctx: { exitCode: number }, fn: (...args: A) => Promise<number>) {
+  return async (...args: A) => {
+    try {
+      ctx.exitCode = await fn(...args);
+    } catch (err) {
+      if (err instanceof ScratchSettingsError || err instanceof NotThisFleetsError || err instanceof UnitError) {
+        say(err.message);
+        ctx.exitCode = EXIT_USAGE;
+        return;
+      }
+      throw err;
+    }
+  };
+}
+
+export const register: RegisterCommand = (program, ctx) => {
+  const scratch = program
+    .command('scratch')
+    .description('per-job EFS One Zone scratch file systems that are always deleted after the job');
+
+  scratch
+    .command('run')
+    .description(
+      'create a scratch file system in this instance\'s zone, mount it, run CMD with MOUNTFLEET_SCRATCH set, ' +
+        'and always tear it down; exits with CMD\'s status',
+    )
+    .usage('[options] -- CMD [ARGS...]')
+    .argument('<command...>', 'the job to run (put it after --)')
+    .option('--job <id>', 'job id (also in the CreationToken: a re-run with the same id reuses its file system); generated when unset')
+    .option('--path <dir>', 'where to mount (default: agent.json scratch.path, else /mnt/scratch)')
+    .option('--fleet <id>', 'fleet id (default: agent.json)')
+    .option('--subnet <id>', 'subnet for the mount target (default: agent.json scratch.subnets[this zone\'s AZ ID])')
+    .option('--security-group <id>', 'security group for the mount target (default: agent.json scratch.securityGroupId)')
+    .option('--expected-io <size>', 'bytes the job will read + write, e.g. 3TiB: checked against the 2.1 TiB burst credit')
+    .option('--strict', 'refuse (instead of warning) when --expected-io exceeds the burst credit')
+    .option('--teardown-grace <seconds>', 'seconds CMD gets after SIGTERM before it is killed (default: agent.json, else 20)')
+    .option('--config <file>', 'agent config (default: MOUNTFLEET_CONFIG, else /etc/mountfleet/agent.json if present)')
+    .addOption(new Option('--spot-poll-ms <ms>', 'Spot notice poll interval (at most 5000)').hideHelp())
+    .addHelpText(
+      'after',
+      '\nExample:\n  mountfleet scratch run --job encode-42 --expected-io 300GiB -- ./encode.sh input.mov\n' +
+        '\nThe mount goes through the EFS mount helper (`mount -t efs`, or MOUNTFLEET_EFS_MOUNT_HELPER called as\n' +
+        '`HELPER FS_ID:/ DIR -o tls,mounttargetip=IP,noresvport`).',
+    )
+    .action(action(ctx, (command: string[], opts: RunOptions) => run(command, opts)));
+
+  const operatorOptions = (c: Command) =>
+    c
+      .option('--fleet <id>', 'fleet id (default: agent.json)')
+      .option('--config <file>', 'agent config (default: MOUNTFLEET_CONFIG, else /etc/mountfleet/agent.json if present)')
+      .option('--json', 'print one JSON document on stdout');
+
+  operatorOptions(
+    scratch.command('list').description("this fleet's scratch file systems: job, owner, age, state, mount targets"),
+  ).action(action(ctx, (opts: OperatorOptions) => list(opts)));
+
+  operatorOptions(
+    scratch
+      .command('delete')
+      .description('delete a scratch file system of this fleet (mount targets first); refuses any other')
+      .argument('<file-system-id>'),
+  ).action(action(ctx, (id: string, opts: OperatorOptions) => remove(id, opts)));
+};

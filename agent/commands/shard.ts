@@ -1,0 +1,137 @@
+/**
+ * `mountfleet shard` packs the small objects under an S3 prefix into TAR shards with a manifest;
+ * `mountfleet shard verify` reads them back and checks the round trip. Logic in core/shard.
+ */
+import { Option } from 'commander';
+import type { RegisterCommand } from '../cli';
+import { s3Client } from '../../core/aws';
+import { parseBytes, UnitError } from '../../core/plan/units';
+import { shardPrefix } from '../../core/shard/shard';
+import { verifyShards, type SourceCheck } from '../../core/shard/verify';
+
+interface ShardFlags {
+  bucket: string;
+  prefix?: string;
+  destBucket?: string;
+  destPrefix: string;
+  targetSize: string;
+  concurrency: string;
+  source: SourceCheck;
+  rangeChecks: string;
+  json?: boolean;
+}
+
+const mib = (bytes: number) => (bytes / 1024 ** 2).toFixed(1);
+
+/** Ends a folder-like prefix with "/" so `data` and `data/` mean the same. */
+const asFolder = (prefix: string) => (prefix === '' || prefix.endsWith('/') ? prefix : `${prefix}/`);
+
+export const register: RegisterCommand = (program, ctx) => {
+  program
+    .command('shard')
+    .description(
+      'pack the small objects under an S3 prefix into TAR shards with a manifest (resumable); ' +
+        '`shard verify` with the same flags reads them back and checks the round trip',
+    )
+    .argument('[verify]', 'check shards already written instead of writing them')
+    .requiredOption('--bucket <name>', 'source bucket')
+    .option('--prefix <prefix>', 'source prefix, e.g. datasets/train/ (required to write shards)')
+    .option('--dest-bucket <name>', 'bucket for the shards (default: the source bucket)')
+    .requiredOption('--dest-prefix <prefix>', 'prefix for shards, manifest.jsonl and shards.json')
+    .option('--target-size <size>', 'largest shard (an object larger than this gets a shard of its own)', '256MiB')
+    .option('--concurrency <n>', 'small objects read ahead in parallel', '16')
+    .addOption(
+      new Option('--source <check>', 'verify: compare the source by listing (size, ETag), by content, or not at all')
+        .choices(['listing', 'content', 'none'])
+        .default('listing'),
+    )
+    .option('--range-checks <n>', 'verify: manifest offsets checked with ranged GETs', '20')
+    .option('--json', 'print the result as one JSON document')
+    .action(async (mode: string | undefined, flags: ShardFlags) => {
+      if (mode !== undefined && mode !== 'verify') {
+        process.stderr.write(`mountfleet shard: unknown action "${mode}" (only "verify")\n`);
+        ctx.exitCode = 2;
+        return;
+      }
+      if (mode === 'verify') {
+        ctx.exitCode = await verify(flags);
+        return;
+      }
+      if (flags.prefix === undefined) {
+        process.stderr.write('mountfleet shard: --prefix is required to write shards\n');
+        ctx.exitCode = 2;
+        return;
+      }
+      ctx.exitCode = await pack({ ...flags, prefix: flags.prefix });
+    });
+};
+
+async function pack(flags: ShardFlags & { prefix: string }): Promise<number> {
+  let targetBytes: number;
+  try {
+    targetBytes = parseBytes(flags.targetSize);
+  } catch (err) {
+    if (!(err instanceof UnitError)) throw err;
+    process.stderr.write(`mountfleet shard: --target-size: ${err.message}\n`);
+    return 2;
+  }
+  const stop = new AbortController();
+  const onSignal = () => {
+    process.stderr.write('mountfleet shard: stopping; finished shards are kept, run again to resume\n');
+    stop.abort();
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    const result = await shardPrefix({
+      s3: s3Client(),
+      bucket: flags.bucket,
+      prefix: asFolder(flags.prefix),
+      destBucket: flags.destBucket,
+      destPrefix: asFolder(flags.destPrefix),
+      targetBytes,
+      concurrency: Math.max(1, Number(flags.concurrency) || 16),
+      signal: stop.signal,
+      onShard: (s, done) =>
+        process.stderr.write(
+          `${s.key}: ${s.objects} objects, ${mib(s.bytes)} MiB ` +
+            `(${done.written} written, ${done.skipped} already done, ${done.total} in all)\n`,
+        ),
+    });
+    if (flags.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    else {
+      const rate = result.seconds > 0 ? result.objects / result.seconds : 0;
+      process.stderr.write(
+        `${result.objects} objects (${mib(result.bytes)} MiB) in ${result.shards.length} shards: ` +
+          `${result.written} written, ${result.skipped} already done, ${result.seconds.toFixed(1)} s ` +
+          `(${rate.toFixed(0)} objects/s)\n`,
+      );
+    }
+    return 0;
+  } catch (err) {
+    if (stop.signal.aborted) return 130;
+    throw err;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+async function verify(flags: ShardFlags): Promise<number> {
+  const result = await verifyShards({
+    s3: s3Client(),
+    bucket: flags.destBucket ?? flags.bucket,
+    destPrefix: asFolder(flags.destPrefix),
+    source: flags.source,
+    rangeChecks: Math.max(0, Number(flags.rangeChecks) || 0),
+  });
+  if (flags.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  else {
+    for (const p of result.problems) process.stderr.write(`problem: ${p}\n`);
+    process.stderr.write(
+      `${result.ok ? 'ok' : 'FAILED'}: ${result.shards} shards, ${result.objects} objects, ` +
+        `${result.rangeChecked} ranged reads, source checked by ${result.sourceChecked}\n`,
+    );
+  }
+  return result.ok ? 0 : 1;
+}

@@ -1,0 +1,80 @@
+/**
+ * systemd units for Mountpoint processes (one `Type=forking` unit each) and the agent's own service,
+ * plus the local CloudWatch agent configuration that receives Mountpoint's OTLP metrics.
+ */
+import type { ProcessPlan } from './tuning';
+
+export const UNIT_DIRECTORY = '/etc/systemd/system';
+export const FUSERMOUNT = '/usr/bin/fusermount';
+
+/** Escapes one argument for ExecStart=: `%` starts a specifier, `$` a variable, spaces split words. */
+export function systemdArg(arg: string): string {
+  const escaped = arg.replace(/%/g, '%%').replace(/\$/g, '$$$$');
+  return /^[A-Za-z0-9_@+=:,./-]+$/.test(arg) && !arg.includes('%')
+    ? escaped
+    : `"${escaped.replace(/(["\\])/g, '\\$1')}"`;
+}
+
+export function unitName(mountName: string, role: ProcessPlan['role']): string {
+  return `mountfleet-${mountName}-${role}.service`;
+}
+
+export function renderMountUnit(options: {
+  readonly mountName: string;
+  readonly process: ProcessPlan;
+  readonly mountS3: string;
+  readonly description: string;
+}): string {
+  const { process: p, mountS3 } = options;
+  const env = Object.entries(p.environment)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, v]) => `Environment=${systemdArg(`${k}=${v}`)}`);
+  return [
+    '[Unit]',
+    `Description=${options.description}`,
+    'Wants=network-online.target',
+    'After=network-online.target',
+    '',
+    '[Service]',
+    'Type=forking',
+    ...env,
+    `ExecStartPre=/bin/mkdir -p ${systemdArg(p.mountPoint)}`,
+    // Restarting after a crash finds a dead FUSE mount ("Transport endpoint is not connected"):
+    // detach it first (the leading '-' ignores "not mounted"), or the new process cannot mount there.
+    `ExecStartPre=-${FUSERMOUNT} -uz ${systemdArg(p.mountPoint)}`,
+    `ExecStart=${[mountS3, ...p.args].map(systemdArg).join(' ')}`,
+    `ExecStop=${FUSERMOUNT} -u ${systemdArg(p.mountPoint)}`,
+    'Restart=on-failure',
+    'RestartSec=2',
+    // Mountpoint's own readiness wait is 30 s; leave room for it before systemd gives up.
+    'TimeoutStartSec=45',
+    '',
+    '[Install]',
+    'WantedBy=remote-fs.target',
+    '',
+  ].join('\n');
+}
+
+/** CloudWatch agent: receive Mountpoint's OTLP metrics, and ship mountfleet's EMF switch metrics. */
+export function renderCloudWatchAgentConfig(options: { readonly metricsLogFile: string }): string {
+  return `${JSON.stringify(
+    {
+      metrics: { metrics_collected: { otlp: { http_endpoint: '127.0.0.1:4318' } } },
+      logs: {
+        logs_collected: {
+          files: {
+            collect_list: [
+              {
+                file_path: options.metricsLogFile,
+                log_group_name: '/mountfleet/agent-metrics',
+                log_stream_name: '{instance_id}',
+              },
+            ],
+          },
+        },
+      },
+    },
+    null,
+    2,
+  )}\n`;
+}

@@ -1,0 +1,88 @@
+/** Human-readable rendering of a plan (the `--json` output is the PlanResult itself). */
+import type { PlanResult } from './model';
+import { formatDuration } from './units';
+
+/**
+ * A plain-text table, columns two spaces apart. `align` has one letter per column, `l` or `r`
+ * (default: first column left, the others right, as for numbers).
+ */
+export function renderTable(
+  header: readonly string[],
+  rows: readonly (readonly string[])[],
+  align = 'l' + 'r'.repeat(header.length - 1),
+): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => (align[i] === 'l' ? c.padEnd(widths[i]) : c.padStart(widths[i])))
+      .join('  ')
+      .trimEnd();
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+const gib = (n: number) => n.toFixed(2);
+const usd = (n: number) => (n < 1 ? `$${n.toFixed(5)}` : `$${n.toFixed(2)}`);
+
+export function renderPlan(plan: PlanResult): string {
+  const { input, bursting: b } = plan;
+  const inputLine =
+    `input ${gib(input.gib)} GiB` +
+    (input.durationSeconds !== undefined ? `, ${formatDuration(input.durationSeconds)}` : '') +
+    (input.bitrateMbps !== undefined ? ` at ${input.bitrateMbps.toFixed(1)} Mbps` : '') +
+    `; run ${formatDuration(plan.runSeconds)}`;
+  const steps = renderTable(
+    ['step', 'read GiB', 'write GiB', 'metered GiB', 'time'],
+    [
+      ...plan.steps.map((s) => [
+        s.name,
+        gib(s.readGib),
+        gib(s.writeGib),
+        gib(s.meteredGib),
+        formatDuration(s.seconds) + (s.timeGiven ? '' : ' (est.)'),
+      ]),
+      ['total', gib(plan.totals.readGib), gib(plan.totals.writeGib), gib(plan.totals.meteredGib), ''],
+    ],
+  );
+  const credit = [
+    `burst credit: ${gib(b.initialCreditGib)} GiB at start; metered ${gib(plan.totals.meteredGib)} GiB, ` +
+      `baseline earns ${gib(b.baselineEarnedGib)} GiB (${b.baselineMibPerS.toFixed(2)} MiB/s) -> ` +
+      `net ${gib(b.netCreditUsedGib)} GiB used, ${gib(b.creditLeftGib)} GiB left`,
+    b.creditSurvives
+      ? `the 2.1 TiB credit survives (average ${b.averageMeteredMibPerS.toFixed(1)} MiB/s metered, burst ${b.burstMibPerS.toFixed(0)} MiB/s)`
+      : `the credit runs out after ${formatDuration(b.runsOutAfterSeconds ?? Infinity)}; throughput then falls to ${b.baselineMibPerS.toFixed(2)} MiB/s`,
+  ].join('\n');
+  const exhaustion =
+    plan.exhaustion.length === 0
+      ? ''
+      : '\ncredit runs out after (one fresh file system, this pipeline):\n' +
+        renderTable(
+          ['input rate', 'metered GiB per content-hour', 'content', 'wall clock at this pace'],
+          plan.exhaustion.map((e) => [
+            `${e.inputMbps} Mbps`,
+            gib(e.meteredGibPerContentHour),
+            formatDuration(e.contentHours * 3600),
+            formatDuration(e.wallHours * 3600),
+          ]),
+        ) +
+        '\n';
+  const costs = renderTable(
+    ['storage', 'cost', 'fits', 'how'],
+    plan.costs.map((c) => [c.label, usd(c.usd), c.feasible ? 'yes' : 'no', c.detail]),
+    'lrll',
+  );
+  const chosen = plan.costs.find((c) => c.option === plan.recommendation.option);
+  return [
+    inputLine,
+    '',
+    steps,
+    '',
+    credit,
+    exhaustion,
+    `costs (${plan.prices.region}, prices as of ${plan.prices.asOf}):`,
+    costs,
+    '',
+    `use: ${chosen?.label} — ${plan.recommendation.reason}`,
+    ...plan.notes.map((n) => `note: ${n}`),
+    '',
+  ].join('\n');
+}

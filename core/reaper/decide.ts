@@ -1,0 +1,158 @@
+/**
+ * The reaper's decision for one file system, as a pure function of what is known about it.
+ *
+ * Evidence is gathered lazily: `decide` answers `{ need: 'connections' }` or `{ need: 'owner' }` when the
+ * decision depends on evidence not read yet, so the caller reads metrics only for file systems that could
+ * be touched and looks up owners only for those that metrics did not already settle. The rules, in order:
+ *
+ * 1. settling lifecycle states (creating, updating, deleting, deleted) and young file systems are kept;
+ * 2. any client connection in the window vetoes everything (and clears an idle mark); unreadable metrics
+ *    also keep the file system, because a live mount cannot be ruled out;
+ * 3. strong evidence deletes: lifecycle `error`, no mount target, owner gone (terminated, shutting down,
+ *    unknown to EC2, or named by an interruption/termination event). A failed lookup is never "gone";
+ * 4. metric-only evidence (owner present, every datapoint zero) is two-phase: mark, then delete once the
+ *    mark has aged a full window and the file system is still idle. No datapoints is not zero.
+ */
+import { TAG_MARKED_IDLE_AT } from '../tags';
+
+export interface FileSystemFacts {
+  readonly id: string;
+  readonly lifeCycleState: string;
+  /** Epoch milliseconds. */
+  readonly createdAt: number;
+  readonly mountTargets: number;
+  /** The `mountfleet:owner-instance` tag, when present. */
+  readonly ownerInstanceId?: string;
+  /** The raw `mountfleet:marked-idle-at` tag, when present. */
+  readonly markedIdleAt?: string;
+}
+
+export type ConnectionEvidence =
+  /** Sum of ClientConnections over the window is above zero. */
+  | { readonly kind: 'in-use'; readonly connections: number }
+  /** Datapoints exist and every one is zero. */
+  | { readonly kind: 'idle'; readonly datapoints: number }
+  /** The query succeeded but CloudWatch has nothing for the window: not evidence of anything. */
+  | { readonly kind: 'no-data' }
+  /** GetMetricData failed for this file system's batch. */
+  | { readonly kind: 'unavailable'; readonly error: string };
+
+export type OwnerEvidence =
+  | { readonly kind: 'gone'; readonly detail: string }
+  | { readonly kind: 'present'; readonly state: string }
+  /** DescribeInstances failed: never evidence that the owner is gone. */
+  | { readonly kind: 'lookup-failed'; readonly error: string };
+
+export interface Evidence {
+  readonly connections?: ConnectionEvidence;
+  readonly owner?: OwnerEvidence;
+}
+
+export interface DecisionContext {
+  /** Epoch milliseconds. */
+  readonly now: number;
+  readonly graceMinutes: number;
+  readonly idleWindowMinutes: number;
+  /** The instance an interruption or termination event named: its going is the owner evidence. */
+  readonly goneInstance?: { readonly instanceId: string; readonly cause: string };
+}
+
+export type Action = 'delete' | 'mark' | 'unmark' | 'keep';
+export interface Decision {
+  readonly action: Action;
+  readonly reason: string;
+}
+export type Need = { readonly need: 'connections' } | { readonly need: 'owner'; readonly instanceId: string };
+
+export const INSTANCE_ID_PATTERN = /^i-[0-9a-f]{8,17}$/;
+
+/** Owner states that mean the instance is not coming back. */
+export const GONE_INSTANCE_STATES: ReadonlySet<string> = new Set(['terminated', 'shutting-down']);
+
+const MINUTE = 60_000;
+const SETTLING_STATES: Record<string, string> = {
+  creating: 'creating: not settled yet',
+  updating: 'updating: not settled yet',
+  deleting: 'deleting: deletion already in progress',
+  deleted: 'deleted: already gone',
+};
+
+function minutesBetween(from: number, to: number): number {
+  return Math.floor((to - from) / MINUTE);
+}
+
+export function parseMark(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const t = Date.parse(value);
+  return Number.isFinite(t) ? t : undefined;
+}
+
+export function isNeed(result: Decision | Need): result is Need {
+  return 'need' in result;
+}
+
+export function decide(fs: FileSystemFacts, evidence: Evidence, ctx: DecisionContext): Decision | Need {
+  const keep = (reason: string): Decision => ({ action: 'keep', reason });
+  const del = (reason: string): Decision => ({ action: 'delete', reason });
+
+  const settling = SETTLING_STATES[fs.lifeCycleState];
+  if (settling) return keep(settling);
+  if (fs.lifeCycleState !== 'available' && fs.lifeCycleState !== 'error') {
+    return keep(`lifecycle state ${fs.lifeCycleState}: not one the reaper acts on`);
+  }
+  const ageMinutes = minutesBetween(fs.createdAt, ctx.now);
+  if (ctx.now - fs.createdAt < ctx.graceMinutes * MINUTE) {
+    return keep(`young: created ${ageMinutes} min ago, grace period ${ctx.graceMinutes} min`);
+  }
+
+  const connections = evidence.connections;
+  if (connections === undefined) return { need: 'connections' };
+  if (connections.kind === 'unavailable') {
+    return keep(`ClientConnections unreadable (${connections.error}): a live mount cannot be ruled out`);
+  }
+  if (connections.kind === 'in-use') {
+    const why = `in use: ${connections.connections} client connection(s) in the last ${ctx.idleWindowMinutes} min`;
+    return fs.markedIdleAt !== undefined ? { action: 'unmark', reason: why } : keep(why);
+  }
+
+  if (fs.lifeCycleState === 'error') return del('lifecycle state error');
+  if (fs.mountTargets === 0) return del(`no mount target ${ageMinutes} min after creation`);
+
+  const owner = fs.ownerInstanceId;
+  const ownerIsValid = owner !== undefined && INSTANCE_ID_PATTERN.test(owner);
+  if (ownerIsValid && ctx.goneInstance?.instanceId === owner) {
+    return del(`owner ${owner} is going: ${ctx.goneInstance.cause}`);
+  }
+  let ownerNote: string;
+  if (!ownerIsValid) {
+    ownerNote = owner === undefined ? 'no owner tag' : `owner tag "${owner}" is not an instance id`;
+  } else {
+    const ownerEvidence = evidence.owner;
+    if (ownerEvidence === undefined) return { need: 'owner', instanceId: owner };
+    if (ownerEvidence.kind === 'gone') return del(`owner ${owner} ${ownerEvidence.detail}`);
+    if (
+      ownerEvidence.kind === 'present' &&
+      (ownerEvidence.state === 'stopped' || ownerEvidence.state === 'stopping')
+    ) {
+      return keep(`owner ${owner} is ${ownerEvidence.state} and may resume`);
+    }
+    ownerNote =
+      ownerEvidence.kind === 'present'
+        ? `owner ${owner} ${ownerEvidence.state}`
+        : `owner ${owner} lookup failed (${ownerEvidence.error})`;
+  }
+
+  // Metric-only evidence from here on: two-phase.
+  if (connections.kind === 'no-data') {
+    return keep(`${ownerNote}; no ClientConnections datapoints in the window (not evidence of idleness)`);
+  }
+  const idle = `${ownerNote}; 0 connections in ${connections.datapoints} datapoint(s) over ${ctx.idleWindowMinutes} min`;
+  const markedAt = parseMark(fs.markedIdleAt);
+  if (markedAt === undefined) return { action: 'mark', reason: `${idle}: marking ${TAG_MARKED_IDLE_AT}` };
+  if (ctx.now - markedAt >= ctx.idleWindowMinutes * MINUTE) {
+    return del(`${idle}; still idle ${minutesBetween(markedAt, ctx.now)} min after being marked`);
+  }
+  return keep(
+    `${idle}; marked ${minutesBetween(markedAt, ctx.now)} min ago, deletes once the mark is ${ctx.idleWindowMinutes} min old`,
+  );
+}

@@ -1,0 +1,205 @@
+/**
+ * Batched reads behind the reaper's decisions. Nothing here is called once per file system:
+ *
+ * - file systems: one DescribeFileSystems page per 100 (each entry carries tags, state, mount-target count);
+ * - connections: one GetMetricData call per 500 file systems (its query limit);
+ * - owners: EC2 rejects more than 200 values in one filter (FilterLimitExceeded), and an unknown id in
+ *   `InstanceIds` fails the whole call, so owners are looked up with the `instance-id` filter, 200 per call;
+ *   when more than 200 owners are wanted, one query on the fleet tag (pages of 1,000) answers the fleet's
+ *   own instances first, and only the owners it did not return are looked up by id.
+ *
+ * A failed read never turns into evidence: the affected file systems get `unavailable` / `lookup-failed`.
+ */
+import {
+  GetMetricDataCommand,
+  type CloudWatchClient,
+  type MetricDataQuery,
+} from '@aws-sdk/client-cloudwatch';
+import type { EC2Client, Filter } from '@aws-sdk/client-ec2';
+import { DescribeFileSystemsCommand, type EFSClient } from '@aws-sdk/client-efs';
+import { TAG_FLEET, TAG_MARKED_IDLE_AT, TAG_OWNER_INSTANCE } from '../tags';
+import {
+  GONE_INSTANCE_STATES,
+  type ConnectionEvidence,
+  type FileSystemFacts,
+  type OwnerEvidence,
+} from './decide';
+
+export const DESCRIBE_FILE_SYSTEMS_PAGE = 100;
+export const METRIC_QUERIES_PER_CALL = 500;
+export const INSTANCE_FILTER_VALUES_PER_CALL = 200;
+export const INSTANCES_PER_PAGE = 1000;
+/** One datapoint per minute: enough resolution to tell "no data" from "zero", well under 100,800 per call. */
+export const METRIC_PERIOD_SECONDS = 60;
+
+export function errorText(err: unknown): string {
+  const e = err as { name?: string; message?: string };
+  return [e.name, e.message].filter(Boolean).join(': ') || String(err);
+}
+
+/** Every file system tagged `mountfleet:fleet` = fleetId; others are dropped here and never looked at again. */
+export async function listFleetFileSystems(efs: EFSClient, fleetId: string): Promise<FileSystemFacts[]> {
+  const found: FileSystemFacts[] = [];
+  let marker: string | undefined;
+  do {
+    const page = await efs.send(
+      new DescribeFileSystemsCommand({ MaxItems: DESCRIBE_FILE_SYSTEMS_PAGE, Marker: marker }),
+    );
+    for (const fs of page.FileSystems ?? []) {
+      const tags = new Map((fs.Tags ?? []).map((t) => [t.Key, t.Value]));
+      if (tags.get(TAG_FLEET) !== fleetId || !fs.FileSystemId) continue;
+      found.push({
+        id: fs.FileSystemId,
+        lifeCycleState: fs.LifeCycleState ?? 'unknown',
+        createdAt: fs.CreationTime?.getTime() ?? 0,
+        mountTargets: fs.NumberOfMountTargets ?? 0,
+        ownerInstanceId: tags.get(TAG_OWNER_INSTANCE),
+        markedIdleAt: tags.get(TAG_MARKED_IDLE_AT),
+      });
+    }
+    marker = page.NextMarker || undefined;
+  } while (marker);
+  return found;
+}
+
+export interface MetricWindow {
+  readonly start: Date;
+  readonly end: Date;
+}
+
+/** The window ending `lagMinutes` before now, aligned to whole minutes (CloudWatch's 1-minute buckets). */
+export function connectionWindow(now: number, windowMinutes: number, lagMinutes: number): MetricWindow {
+  const end = Math.floor((now - lagMinutes * 60_000) / 60_000) * 60_000;
+  return { start: new Date(end - windowMinutes * 60_000), end: new Date(end) };
+}
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/** ClientConnections (Sum, per minute) over the window for each file system, 500 per GetMetricData call. */
+export async function readConnections(
+  cloudwatch: CloudWatchClient,
+  fileSystemIds: readonly string[],
+  window: MetricWindow,
+): Promise<Map<string, ConnectionEvidence>> {
+  const result = new Map<string, ConnectionEvidence>();
+  for (const batch of chunks(fileSystemIds, METRIC_QUERIES_PER_CALL)) {
+    const queries: MetricDataQuery[] = batch.map((id, i) => ({
+      Id: `q${i}`,
+      MetricStat: {
+        Metric: {
+          Namespace: 'AWS/EFS',
+          MetricName: 'ClientConnections',
+          Dimensions: [{ Name: 'FileSystemId', Value: id }],
+        },
+        Period: METRIC_PERIOD_SECONDS,
+        Stat: 'Sum',
+      },
+      ReturnData: true,
+    }));
+    const values = new Map<string, number[]>(queries.map((q) => [q.Id!, []]));
+    try {
+      let nextToken: string | undefined;
+      do {
+        const page = await cloudwatch.send(
+          new GetMetricDataCommand({
+            MetricDataQueries: queries,
+            StartTime: window.start,
+            EndTime: window.end,
+            NextToken: nextToken,
+          }),
+        );
+        for (const r of page.MetricDataResults ?? []) {
+          if (r.Id && values.has(r.Id)) values.get(r.Id)!.push(...(r.Values ?? []));
+        }
+        nextToken = page.NextToken || undefined;
+      } while (nextToken);
+    } catch (err) {
+      for (const id of batch) result.set(id, { kind: 'unavailable', error: errorText(err) });
+      continue;
+    }
+    batch.forEach((id, i) => {
+      const points = values.get(`q${i}`)!;
+      const total = points.reduce((a, b) => a + b, 0);
+      result.set(
+        id,
+        points.length === 0
+          ? { kind: 'no-data' }
+          : total > 0
+            ? { kind: 'in-use', connections: total }
+            : { kind: 'idle', datapoints: points.length },
+      );
+    });
+  }
+  return result;
+}
+
+async function describeInstanceStates(
+  ec2: EC2Client,
+  filters: Filter[],
+  into: Map<string, string>,
+): Promise<void> {
+  // Loaded here, not at module load: client-ec2 is 2 MB of JavaScript (~200 ms), and a Lambda cold start
+  // should not pay for it when no owner needs looking up (core/aws.ts loads the client itself the same way).
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { DescribeInstancesCommand } = require('@aws-sdk/client-ec2') as typeof import('@aws-sdk/client-ec2');
+  let nextToken: string | undefined;
+  do {
+    const page = await ec2.send(
+      new DescribeInstancesCommand({
+        Filters: filters,
+        MaxResults: INSTANCES_PER_PAGE,
+        NextToken: nextToken,
+      }),
+    );
+    for (const reservation of page.Reservations ?? []) {
+      for (const instance of reservation.Instances ?? []) {
+        if (instance.InstanceId) into.set(instance.InstanceId, instance.State?.Name ?? 'unknown');
+      }
+    }
+    nextToken = page.NextToken || undefined;
+  } while (nextToken);
+}
+
+function ownerEvidence(state: string | undefined): OwnerEvidence {
+  if (state === undefined)
+    return { kind: 'gone', detail: 'is unknown to EC2 (terminated long ago or never existed)' };
+  if (GONE_INSTANCE_STATES.has(state)) return { kind: 'gone', detail: `is ${state}` };
+  return { kind: 'present', state };
+}
+
+/** The state of each owner instance; ids must be well-formed instance ids. */
+export async function lookupOwners(
+  ec2: EC2Client,
+  fleetId: string,
+  instanceIds: readonly string[],
+): Promise<Map<string, OwnerEvidence>> {
+  const wanted = [...new Set(instanceIds)];
+  const states = new Map<string, string>();
+  const failed = new Map<string, string>();
+  let remaining = wanted;
+  if (wanted.length > INSTANCE_FILTER_VALUES_PER_CALL) {
+    try {
+      await describeInstanceStates(ec2, [{ Name: `tag:${TAG_FLEET}`, Values: [fleetId] }], states);
+      remaining = wanted.filter((id) => !states.has(id));
+    } catch {
+      // Fall back to looking every owner up by id; each chunk then succeeds or fails on its own.
+    }
+  }
+  for (const batch of chunks(remaining, INSTANCE_FILTER_VALUES_PER_CALL)) {
+    try {
+      await describeInstanceStates(ec2, [{ Name: 'instance-id', Values: batch }], states);
+    } catch (err) {
+      for (const id of batch) failed.set(id, errorText(err));
+    }
+  }
+  return new Map(
+    wanted.map((id): [string, OwnerEvidence] => {
+      const error = failed.get(id);
+      return [id, error !== undefined ? { kind: 'lookup-failed', error } : ownerEvidence(states.get(id))];
+    }),
+  );
+}

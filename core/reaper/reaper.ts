@@ -1,0 +1,248 @@
+/**
+ * One reaper run: list this fleet's file systems, gather evidence in batches (only what the decisions
+ * need), decide each file system (decide.ts), then act with bounded concurrency. Used by the Lambda
+ * (schedule and event fast path) and by `mountfleet reap`.
+ *
+ * Safety: only file systems tagged with this fleet are ever read further or touched; a dry run makes no
+ * change at all; a failure on one file system is recorded in the report and never fails the run; the run
+ * stops starting new work when its time is nearly up, and leaves the rest (reported as kept) to the next.
+ */
+import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
+import type { EC2Client } from '@aws-sdk/client-ec2';
+import {
+  DeleteFileSystemCommand,
+  TagResourceCommand,
+  UntagResourceCommand,
+  type EFSClient,
+} from '@aws-sdk/client-efs';
+import { systemClock, type Clock } from '../clock';
+import { teardownFileSystem } from '../efs-teardown';
+import { TAG_MARKED_IDLE_AT } from '../tags';
+import {
+  decide,
+  isNeed,
+  type ConnectionEvidence,
+  type Decision,
+  type DecisionContext,
+  type FileSystemFacts,
+  type Need,
+  type OwnerEvidence,
+} from './decide';
+import { connectionWindow, errorText, listFleetFileSystems, lookupOwners, readConnections } from './evidence';
+import { emptyReport, type ReapReport } from './report';
+import type { ReaperSettings } from './settings';
+
+export interface ReaperClients {
+  readonly efs: EFSClient;
+  readonly ec2: EC2Client;
+  readonly cloudwatch: CloudWatchClient;
+}
+
+export type Outcome = 'deleted' | 'marked' | 'unmarked' | 'kept' | 'failed';
+
+/** One line per file system: what was decided, why, and what came of it. */
+export interface DecisionRecord {
+  readonly fileSystemId: string;
+  readonly action: Decision['action'];
+  readonly outcome: Outcome;
+  readonly reason: string;
+  readonly dryRun: boolean;
+}
+
+export interface ReapOptions {
+  readonly clock?: Clock;
+  /** Event fast path: only this instance's file systems are considered, and its going is the owner evidence. */
+  readonly goneInstance?: { readonly instanceId: string; readonly cause: string };
+  /** Time left for the run (Lambda: context.getRemainingTimeInMillis); unlimited when unset. */
+  readonly remainingTimeMs?: () => number;
+  /** File systems acted on at once. @default 4 */
+  readonly concurrency?: number;
+  /** Longest wait for one file system's mount targets to go. @default 120000 */
+  readonly teardownMaxWaitMs?: number;
+  readonly onDecision?: (record: DecisionRecord) => void;
+  readonly onProgress?: (message: string) => void;
+}
+
+export const DEFAULT_REAP_CONCURRENCY = 4;
+
+/** A dry run reports what it would have done under the same lists as a real run. */
+const DRY_RUN_OUTCOME: Record<Decision['action'], Outcome> = {
+  delete: 'deleted',
+  mark: 'marked',
+  unmark: 'unmarked',
+  keep: 'kept',
+};
+
+async function forEachBounded<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>) {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await work(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+/** Decides every file system, reading connections and owners in batches only where a decision needs them. */
+async function decideAll(
+  clients: ReaperClients,
+  settings: ReaperSettings,
+  fileSystems: readonly FileSystemFacts[],
+  ctx: DecisionContext,
+): Promise<Map<string, Decision>> {
+  const connections = new Map<string, ConnectionEvidence>();
+  const owners = new Map<string, OwnerEvidence>();
+  const round = () =>
+    new Map<string, Decision | Need>(
+      fileSystems.map((fs) => [
+        fs.id,
+        decide(
+          fs,
+          {
+            connections: connections.get(fs.id),
+            owner: fs.ownerInstanceId === undefined ? undefined : owners.get(fs.ownerInstanceId),
+          },
+          ctx,
+        ),
+      ]),
+    );
+
+  let results = round();
+  const wantConnections = [...results].filter(([, r]) => isNeed(r) && r.need === 'connections');
+  if (wantConnections.length > 0) {
+    const window = connectionWindow(ctx.now, settings.idleWindowMinutes, settings.metricLagMinutes);
+    const read = await readConnections(
+      clients.cloudwatch,
+      wantConnections.map(([id]) => id),
+      window,
+    );
+    for (const [id, evidence] of read) connections.set(id, evidence);
+    results = round();
+  }
+  const wantOwners = [...results.values()].flatMap((r) =>
+    isNeed(r) && r.need === 'owner' ? [r.instanceId] : [],
+  );
+  if (wantOwners.length > 0) {
+    for (const [id, evidence] of await lookupOwners(clients.ec2, settings.fleetId, wantOwners)) {
+      owners.set(id, evidence);
+    }
+    results = round();
+  }
+  return new Map(
+    [...results].map(([id, r]) => {
+      if (isNeed(r)) throw new Error(`internal: no decision for ${id} after gathering evidence (${r.need})`);
+      return [id, r];
+    }),
+  );
+}
+
+/** Deletes one file system: straight to DeleteFileSystem when it has no mount target, else the full teardown. */
+async function deleteFileSystem(
+  efs: EFSClient,
+  fs: FileSystemFacts,
+  teardown: { clock: Clock; maxWaitMs: number; onProgress?: (m: string) => void },
+): Promise<{ done: true } | { done: false; reason: string }> {
+  if (fs.mountTargets === 0) {
+    try {
+      await efs.send(new DeleteFileSystemCommand({ FileSystemId: fs.id }));
+      return { done: true };
+    } catch (err) {
+      const name = (err as { name?: string }).name;
+      if (name === 'FileSystemNotFound') return { done: true };
+      // FileSystemInUse: a mount target appeared since the listing; the teardown handles it.
+      if (name !== 'FileSystemInUse') throw err;
+    }
+  }
+  const outcome = await teardownFileSystem(efs, fs.id, teardown);
+  return outcome.status === 'pending' ? { done: false, reason: outcome.reason } : { done: true };
+}
+
+export async function reap(
+  clients: ReaperClients,
+  settings: ReaperSettings,
+  options: ReapOptions = {},
+): Promise<ReapReport> {
+  const clock = options.clock ?? systemClock;
+  const report = emptyReport(settings.fleetId, settings.dryRun);
+  const marginMs = settings.deadlineMarginSeconds * 1000;
+  const timeLeft = () => (options.remainingTimeMs ? options.remainingTimeMs() - marginMs : Infinity);
+  const record = (fs: FileSystemFacts, decision: Decision, outcome: Outcome, detail?: string) => {
+    const reason = detail ? `${decision.reason}; ${detail}` : decision.reason;
+    if (outcome === 'deleted') report.deleted.push(fs.id);
+    else if (outcome === 'marked') report.marked.push(fs.id);
+    else if (outcome === 'unmarked') report.unmarked.push(fs.id);
+    else if (outcome === 'kept') report.kept.push({ id: fs.id, reason });
+    else report.failed.push({ id: fs.id, error: detail ?? decision.reason });
+    options.onDecision?.({
+      fileSystemId: fs.id,
+      action: decision.action,
+      outcome,
+      reason,
+      dryRun: settings.dryRun,
+    });
+  };
+
+  let fileSystems = await listFleetFileSystems(clients.efs, settings.fleetId);
+  const gone = options.goneInstance;
+  if (gone) fileSystems = fileSystems.filter((fs) => fs.ownerInstanceId === gone.instanceId);
+  report.scanned = fileSystems.length;
+
+  const ctx: DecisionContext = {
+    now: clock.now(),
+    graceMinutes: settings.graceMinutes,
+    idleWindowMinutes: settings.idleWindowMinutes,
+    goneInstance: gone,
+  };
+  const decisions = await decideAll(clients, settings, fileSystems, ctx);
+
+  const work: { fs: FileSystemFacts; decision: Decision }[] = [];
+  let deletionsAllowed = settings.maxDeletionsPerRun;
+  for (const fs of fileSystems) {
+    const decision = decisions.get(fs.id)!;
+    if (decision.action === 'keep') record(fs, decision, 'kept');
+    else if (decision.action === 'delete' && deletionsAllowed-- <= 0) {
+      record(fs, decision, 'kept', `deferred: at most ${settings.maxDeletionsPerRun} deletions per run`);
+    } else if (settings.dryRun) {
+      record(fs, decision, DRY_RUN_OUTCOME[decision.action]);
+    } else work.push({ fs, decision });
+  }
+
+  await forEachBounded(work, options.concurrency ?? DEFAULT_REAP_CONCURRENCY, async ({ fs, decision }) => {
+    if (timeLeft() <= 0) {
+      record(fs, decision, 'kept', 'deferred: the run is out of time, the next run continues');
+      return;
+    }
+    try {
+      switch (decision.action) {
+        case 'mark':
+          await clients.efs.send(
+            new TagResourceCommand({
+              ResourceId: fs.id,
+              Tags: [{ Key: TAG_MARKED_IDLE_AT, Value: new Date(ctx.now).toISOString() }],
+            }),
+          );
+          return record(fs, decision, 'marked');
+        case 'unmark':
+          await clients.efs.send(
+            new UntagResourceCommand({ ResourceId: fs.id, TagKeys: [TAG_MARKED_IDLE_AT] }),
+          );
+          return record(fs, decision, 'unmarked');
+        default: {
+          const result = await deleteFileSystem(clients.efs, fs, {
+            clock,
+            maxWaitMs: Math.max(0, Math.min(options.teardownMaxWaitMs ?? 120_000, timeLeft())),
+            onProgress: options.onProgress,
+          });
+          if (result.done) return record(fs, decision, 'deleted');
+          return record(
+            fs,
+            decision,
+            'kept',
+            `deletion in progress (${result.reason}), the next run resumes`,
+          );
+        }
+      }
+    } catch (err) {
+      record(fs, decision, 'failed', errorText(err));
+    }
+  });
+  return report;
+}

@@ -1,0 +1,40 @@
+/** What a reaper run did (or, in a dry run, would do). Every scanned file system is in exactly one list. */
+export interface ReapReport {
+  readonly fleet: string;
+  readonly dryRun: boolean;
+  /** This fleet's file systems considered by the run (the event fast path considers one owner's only). */
+  scanned: number;
+  /** Deleted (or found already gone) by this run; in a dry run, those that would be deleted. */
+  readonly deleted: string[];
+  /** Tagged `mountfleet:marked-idle-at` (first idle sighting of metric-only evidence). */
+  readonly marked: string[];
+  /** Mark removed because the file system is in use again. */
+  readonly unmarked: string[];
+  readonly kept: { id: string; reason: string }[];
+  readonly failed: { id: string; error: string }[];
+}
+
+export function emptyReport(fleet: string, dryRun: boolean): ReapReport {
+  return { fleet, dryRun, scanned: 0, deleted: [], marked: [], unmarked: [], kept: [], failed: [] };
+}
+
+/** The counts published as CloudWatch metrics (and printed as a one-line summary). */
+export function reportCounts(report: ReapReport) {
+  return {
+    Scanned: report.scanned,
+    Deleted: report.deleted.length,
+    Marked: report.marked.length,
+    Unmarked: report.unmarked.length,
+    Kept: report.kept.length,
+    Failed: report.failed.length,
+  };
+}
+
+export function summarizeReport(report: ReapReport): string {
+  const c = reportCounts(report);
+  const verb = report.dryRun ? 'would delete' : 'deleted';
+  return (
+    `fleet ${report.fleet}${report.dryRun ? ' (dry run)' : ''}: scanned ${c.Scanned}, ${verb} ${c.Deleted}, ` +
+    `marked ${c.Marked}, unmarked ${c.Unmarked}, kept ${c.Kept}, failed ${c.Failed}`
+  );
+}

@@ -1,0 +1,371 @@
+/**
+ * `mountfleet scratch run`: create → wait → mount target → mount → run CMD → always tear down.
+ *
+ * Whatever happens after the first AWS call — CMD fails, SIGINT/SIGTERM, a Spot interruption notice, an
+ * AWS error, a mount failure — the run ends in teardown: unmount (lazily if still busy), then delete the
+ * mount target, wait until none remain, delete the file system. Teardown finds the file system by its
+ * CreationToken when the create call never answered, so an interrupted create cannot leak. If teardown
+ * cannot finish in its time bound, the run says so and fails; the file system keeps its tags and the
+ * reaper deletes it later.
+ */
+import { mkdirSync, rmdirSync } from 'node:fs';
+import type { EFSClient } from '@aws-sdk/client-efs';
+import { backoffDelay, systemClock, type Clock } from '../clock';
+import { teardownFileSystem } from '../efs-teardown';
+import { TAG_FLEET, TAG_JOB } from '../tags';
+import { signalNumber, startJob, type JobExit, type RunningJob } from './job';
+import { isMounted, mountFileSystem, unmount } from './mount';
+import { creationToken } from './naming';
+import {
+  ensureFileSystem,
+  ensureMountTarget,
+  findFileSystemByToken,
+  ScratchInterrupted,
+  waitForFileSystem,
+  waitForMountTarget,
+  type WaitOptions,
+} from './provision';
+
+export const PHASES = ['creating', 'waiting', 'mount-target', 'mounting', 'running', 'tearing-down'] as const;
+export type Phase = (typeof PHASES)[number];
+
+/** What the run needs from IMDS. */
+export interface InstancePlacement {
+  readonly instanceId: string;
+  readonly availabilityZone: string;
+  readonly availabilityZoneId: string;
+}
+
+export interface SpotNotice {
+  readonly action: string;
+  /** When the instance will be interrupted, as IMDS announces it. */
+  readonly time?: Date;
+}
+
+/** Spot notices must be seen within this long: AWS gives two minutes' warning. */
+export const MAX_SPOT_POLL_MS = 5000;
+/** The job's grace period after a Spot notice, whatever the configured one (the instance is going away). */
+export const SPOT_GRACE_SECONDS = 10;
+
+/** Why a run stopped early. */
+export type StopReason = 'SIGINT' | 'SIGTERM' | 'spot';
+
+export interface ScratchRunRequest {
+  readonly efs: EFSClient;
+  readonly placement: InstancePlacement;
+  readonly fleetId: string;
+  readonly jobId: string;
+  readonly path: string;
+  readonly subnetId: string;
+  readonly securityGroupId: string;
+  readonly kmsKeyId?: string;
+  /** Seconds CMD gets after SIGTERM before it is killed and the mount detached. */
+  readonly teardownGraceSeconds: number;
+  readonly command: string;
+  readonly args: readonly string[];
+  /** Program that mounts EFS, called like `mount.efs FS_ID:/ DIR -o OPTIONS`; `mount -t efs` when unset. */
+  readonly mountHelper?: string;
+  /** Environment for CMD (MOUNTFLEET_SCRATCH and MOUNTFLEET_JOB are added). */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Reads the Spot interruption notice; never polled when unset. */
+  readonly readSpotNotice?: () => Promise<SpotNotice | undefined>;
+  /** @default 5000 (and never more) */
+  readonly spotPollMs?: number;
+  /** Fires with SIGINT or SIGTERM as its reason when the user (or the system) asks the run to stop. */
+  readonly stopSignal?: AbortSignal;
+  readonly clock?: Clock;
+  /** Progress lines for humans (stderr). */
+  readonly log?: (line: string) => void;
+  /** Bounds and poll intervals of the waits (tests shorten them). */
+  readonly waits?: Omit<WaitOptions, 'clock' | 'signal' | 'onProgress'>;
+  /** Longest teardown (mount-target deletion wait included). @default 180000 */
+  readonly teardownTimeoutMs?: number;
+}
+
+export type TeardownResult =
+  | { readonly status: 'deleted' | 'already-gone'; readonly fileSystemId: string }
+  | { readonly status: 'nothing-created' }
+  | { readonly status: 'incomplete'; readonly fileSystemId?: string; readonly reason: string };
+
+export interface ScratchRunResult {
+  /** The status mountfleet should exit with. */
+  readonly exitStatus: number;
+  /** CMD's own exit, when it ran. */
+  readonly job?: JobExit;
+  readonly stoppedBy?: StopReason;
+  /** Why setup failed, when it did (CMD did not run then). */
+  readonly setupError?: string;
+  readonly fileSystemId?: string;
+  readonly reused: boolean;
+  readonly teardown: TeardownResult;
+}
+
+/** Exit status when setup or teardown failed and CMD's status says nothing about it. */
+export const EXIT_SCRATCH_FAILED = 1;
+
+export async function runScratchJob(request: ScratchRunRequest): Promise<ScratchRunResult> {
+  const clock = request.clock ?? systemClock;
+  const log = request.log ?? (() => undefined);
+  const phase = (p: Phase, message: string) => log(`[${p}] ${message}`);
+
+  // One "stop" for the whole run: the caller's signal or a Spot notice, whichever comes first.
+  const stop = new AbortController();
+  const onExternalStop = () => stop.abort(request.stopSignal?.reason as StopReason);
+  if (request.stopSignal?.aborted) onExternalStop();
+  request.stopSignal?.addEventListener('abort', onExternalStop, { once: true });
+  let spotNotice: SpotNotice | undefined;
+  const spotWatch = new AbortController();
+  const spotWatcher = request.readSpotNotice
+    ? watchSpotNotice(request.readSpotNotice, {
+        clock,
+        pollMs: Math.min(request.spotPollMs ?? MAX_SPOT_POLL_MS, MAX_SPOT_POLL_MS),
+        signal: AbortSignal.any([spotWatch.signal, stop.signal]),
+        log,
+      }).then((notice) => {
+        if (notice && !stop.signal.aborted) {
+          spotNotice = notice;
+          log(`Spot interruption notice: ${notice.action} at ${notice.time?.toISOString() ?? 'an unknown time'}; stopping the job`);
+          stop.abort('spot' satisfies StopReason);
+        }
+      })
+    : Promise.resolve();
+
+  const waitOptions: WaitOptions = {
+    ...request.waits,
+    clock,
+    signal: stop.signal,
+    onProgress: (m) => log(m),
+  };
+  let fileSystemId: string | undefined;
+  let reused = false;
+  let job: JobExit | undefined;
+  let setupError: string | undefined;
+  let createdDirectory = false;
+
+  try {
+    phase(
+      'creating',
+      `file system for job ${request.jobId} of fleet ${request.fleetId} in ${request.placement.availabilityZone} (${request.placement.availabilityZoneId})`,
+    );
+    const ensured = await ensureFileSystem(
+      request.efs,
+      {
+        fleetId: request.fleetId,
+        jobId: request.jobId,
+        ownerInstanceId: request.placement.instanceId,
+        availabilityZoneName: request.placement.availabilityZone,
+        kmsKeyId: request.kmsKeyId,
+      },
+      waitOptions,
+    );
+    fileSystemId = ensured.fileSystem.FileSystemId!;
+    reused = ensured.reused;
+    log(`${reused ? 'reusing' : 'created'} file system ${fileSystemId}`);
+
+    phase('waiting', `for ${fileSystemId} to become available`);
+    if (ensured.fileSystem.LifeCycleState !== 'available') {
+      await waitForFileSystem(request.efs, fileSystemId, waitOptions);
+    }
+    log(`${fileSystemId} is available`);
+
+    phase('mount-target', `in ${request.subnetId} with security group ${request.securityGroupId}`);
+    const ensuredTarget = await ensureMountTarget(
+      request.efs,
+      fileSystemId,
+      { subnetId: request.subnetId, securityGroupId: request.securityGroupId },
+      waitOptions,
+    );
+    const mountTarget = await waitForMountTarget(request.efs, ensuredTarget.mountTarget, waitOptions);
+    log(
+      `${ensuredTarget.reused ? 'reusing' : 'created'} mount target ${mountTarget.MountTargetId} at ${mountTarget.IpAddress}`,
+    );
+
+    if (stop.signal.aborted) throw new ScratchInterrupted();
+    phase('mounting', `${fileSystemId} at ${request.path} (tls, mounttargetip=${mountTarget.IpAddress})`);
+    if (isMounted(request.path)) {
+      throw new Error(
+        `${request.path} is already a mount point: unmount it (umount -l ${request.path}) or pass another --path`,
+      );
+    }
+    createdDirectory = mkdirSync(request.path, { recursive: true }) !== undefined;
+    await mountFileSystem({
+      fileSystemId,
+      path: request.path,
+      mountTargetIp: mountTarget.IpAddress,
+      helper: request.mountHelper,
+    });
+
+    if (stop.signal.aborted) throw new ScratchInterrupted();
+    phase('running', [request.command, ...request.args].join(' '));
+    const running = startJob(request.command, request.args, {
+      env: { ...(request.env ?? process.env), MOUNTFLEET_SCRATCH: request.path, MOUNTFLEET_JOB: request.jobId },
+    });
+    job = await superviseJob(running, stop.signal, request.teardownGraceSeconds, clock, log);
+    if (job.startError) log(job.startError);
+    log(`job exited with status ${job.status}${job.signal ? ` (${job.signal})` : ''}`);
+  } catch (err) {
+    if (!(err instanceof ScratchInterrupted)) {
+      setupError = (err as Error).message;
+      log(`setup failed: ${setupError}`);
+    }
+  } finally {
+    spotWatch.abort();
+    request.stopSignal?.removeEventListener('abort', onExternalStop);
+  }
+  await spotWatcher;
+
+  const stoppedBy = stop.signal.aborted ? (stop.signal.reason as StopReason) : undefined;
+  phase('tearing-down', fileSystemId ? `${fileSystemId} of job ${request.jobId}` : `job ${request.jobId}`);
+  const teardownTimeoutMs = teardownBudgetMs(request.teardownTimeoutMs ?? 180_000, spotNotice, clock);
+  const teardown = await tearDown(request, fileSystemId, createdDirectory, teardownTimeoutMs, clock, log);
+  reportTeardown(teardown, request, log);
+
+  return {
+    exitStatus: exitStatusOf(job, stoppedBy, setupError, teardown),
+    job,
+    stoppedBy,
+    setupError,
+    fileSystemId: fileSystemId ?? (teardown.status !== 'nothing-created' ? teardown.fileSystemId : undefined),
+    reused,
+    teardown,
+  };
+}
+
+function exitStatusOf(
+  job: JobExit | undefined,
+  stoppedBy: StopReason | undefined,
+  setupError: string | undefined,
+  teardown: TeardownResult,
+): number {
+  const teardownFailed = teardown.status === 'incomplete';
+  if (job !== undefined) return job.status !== 0 ? job.status : teardownFailed ? EXIT_SCRATCH_FAILED : 0;
+  if (setupError !== undefined) return EXIT_SCRATCH_FAILED;
+  if (stoppedBy !== undefined) return 128 + signalNumber(stoppedBy === 'spot' ? 'SIGTERM' : stoppedBy);
+  return teardownFailed ? EXIT_SCRATCH_FAILED : 0;
+}
+
+/**
+ * Waits for CMD; on a stop request passes the signal on (SIGTERM for a Spot notice), gives CMD its grace
+ * period, then kills what is left of the job.
+ */
+async function superviseJob(
+  running: RunningJob,
+  stop: AbortSignal,
+  graceSeconds: number,
+  clock: Clock,
+  log: (line: string) => void,
+): Promise<JobExit> {
+  const stopped = new Promise<void>((resolve) => {
+    if (stop.aborted) resolve();
+    stop.addEventListener('abort', () => resolve(), { once: true });
+  });
+  const first = await Promise.race([running.exited, stopped.then(() => undefined)]);
+  if (first !== undefined) return first;
+
+  const reason = stop.reason as StopReason;
+  const signal: NodeJS.Signals = reason === 'spot' ? 'SIGTERM' : reason;
+  const grace = reason === 'spot' ? Math.min(graceSeconds, SPOT_GRACE_SECONDS) : graceSeconds;
+  log(`passing ${signal} to the job; it has ${grace} s to exit`);
+  running.kill(signal);
+  const graceOver = new AbortController();
+  const exitedInTime = await Promise.race([
+    running.exited,
+    clock.sleep(grace * 1000, graceOver.signal).then(() => undefined),
+  ]);
+  graceOver.abort();
+  if (exitedInTime !== undefined) return exitedInTime;
+  log(`the job did not exit within ${grace} s: killing it`);
+  running.kill('SIGKILL');
+  return running.exited;
+}
+
+/** Polls the Spot notice until one appears (resolves with it) or the signal fires (resolves undefined). */
+async function watchSpotNotice(
+  read: () => Promise<SpotNotice | undefined>,
+  options: { clock: Clock; pollMs: number; signal: AbortSignal; log: (line: string) => void },
+): Promise<SpotNotice | undefined> {
+  let reportedError = false;
+  while (!options.signal.aborted) {
+    try {
+      const notice = await read();
+      if (notice) return notice;
+    } catch (err) {
+      // Best effort, like the notice itself: keep polling, say it once.
+      if (!reportedError) options.log(`cannot read the Spot notice from IMDS (will keep trying): ${(err as Error).message}`);
+      reportedError = true;
+    }
+    await options.clock.sleep(options.pollMs, options.signal);
+  }
+  return undefined;
+}
+
+/** On a Spot notice, teardown must finish before the instance goes: bound it by the announced time. */
+function teardownBudgetMs(defaultMs: number, notice: SpotNotice | undefined, clock: Clock): number {
+  const at = notice?.time?.getTime();
+  if (at === undefined || Number.isNaN(at)) return defaultMs;
+  return Math.min(defaultMs, Math.max(15_000, at - clock.now() - 5_000));
+}
+
+async function tearDown(
+  request: ScratchRunRequest,
+  knownFileSystemId: string | undefined,
+  createdDirectory: boolean,
+  timeoutMs: number,
+  clock: Clock,
+  log: (line: string) => void,
+): Promise<TeardownResult> {
+  let fileSystemId = knownFileSystemId;
+  try {
+    const unmounted = await unmount(request.path);
+    if (unmounted !== 'not-mounted') log(`unmounted ${request.path}${unmounted === 'lazy' ? ' (lazily: still busy)' : ''}`);
+    if (createdDirectory) rmdirSync(request.path);
+  } catch (err) {
+    // Deleting the mount target below cuts the NFS session anyway; keep going.
+    log(`unmount: ${(err as Error).message}`);
+  }
+
+  const deadline = clock.now() + timeoutMs;
+  let lastError = '';
+  for (let attempt = 0; clock.now() < deadline; attempt++) {
+    try {
+      if (fileSystemId === undefined) {
+        const found = await findFileSystemByToken(request.efs, creationToken(request.fleetId, request.jobId));
+        if (found === undefined) return { status: 'nothing-created' };
+        fileSystemId = found.FileSystemId!;
+      }
+      const outcome = await teardownFileSystem(request.efs, fileSystemId, {
+        clock,
+        maxWaitMs: Math.max(0, deadline - clock.now()),
+        onProgress: log,
+      });
+      if (outcome.status !== 'pending') return { status: outcome.status, fileSystemId };
+      lastError = outcome.reason;
+      if (outcome.reason !== 'file system still in use') break;
+    } catch (err) {
+      lastError = `${(err as Error).name}: ${(err as Error).message}`;
+      log(`teardown attempt ${attempt + 1} failed (${lastError}); retrying`);
+    }
+    await clock.sleep(Math.min(backoffDelay(attempt, 1000, 10_000), Math.max(0, deadline - clock.now())));
+  }
+  return { status: 'incomplete', fileSystemId, reason: lastError || 'out of time' };
+}
+
+function reportTeardown(teardown: TeardownResult, request: ScratchRunRequest, log: (line: string) => void): void {
+  switch (teardown.status) {
+    case 'deleted':
+      log(`deleted ${teardown.fileSystemId} and its mount target`);
+      return;
+    case 'already-gone':
+      log(`${teardown.fileSystemId} was already gone`);
+      return;
+    case 'nothing-created':
+      log(`no file system was created for job ${request.jobId}`);
+      return;
+    case 'incomplete':
+      log(
+        `TEARDOWN INCOMPLETE: ${teardown.fileSystemId ?? `the file system of job ${request.jobId}`} still exists (${teardown.reason}). ` +
+          `It stays tagged ${TAG_FLEET}=${request.fleetId}, ${TAG_JOB}=${request.jobId}: the orphan reaper will delete it, ` +
+          `or run \`mountfleet scratch delete ${teardown.fileSystemId ?? '<id>'}\` (re-running this job id also reuses it).`,
+      );
+  }
+}

@@ -1,0 +1,324 @@
+/**
+ * Creating (or finding again) a job's file system and its mount target, and waiting until both are
+ * usable. EFS has no waiters, so every wait polls with jittered backoff and is bounded.
+ *
+ * Calls already in flight are never aborted: an aborted CreateFileSystem may still be carried out by
+ * the service after we stop listening, and we would not know the id. Interruption (the `signal`) is
+ * honoured between calls and during the sleeps of a wait, and then the caller tears down whatever the
+ * CreationToken leads to.
+ */
+import {
+  CreateFileSystemCommand,
+  CreateMountTargetCommand,
+  DescribeFileSystemsCommand,
+  DescribeMountTargetsCommand,
+  TagResourceCommand,
+  type EFSClient,
+  type FileSystemDescription,
+  type MountTargetDescription,
+} from '@aws-sdk/client-efs';
+import { backoffDelay, systemClock, type Clock } from '../clock';
+import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE } from '../tags';
+import { creationToken, nameTag } from './naming';
+
+/** Thrown between steps once the run was asked to stop (signal, Spot notice). */
+export class ScratchInterrupted extends Error {
+  override readonly name = 'ScratchInterrupted';
+  constructor() {
+    super('interrupted');
+  }
+}
+
+/** A resource could not be made usable: the message says what and why, for the user. */
+export class ScratchSetupError extends Error {
+  override readonly name = 'ScratchSetupError';
+}
+
+export interface WaitOptions {
+  readonly clock?: Clock;
+  readonly signal?: AbortSignal;
+  readonly onProgress?: (message: string) => void;
+  /** Give up after this long. */
+  readonly timeoutMs?: number;
+  /** First poll interval; doubles (with jitter) up to maxPollMs. */
+  readonly initialPollMs?: number;
+  readonly maxPollMs?: number;
+}
+
+export interface ScratchFileSystemSpec {
+  readonly fleetId: string;
+  readonly jobId: string;
+  readonly ownerInstanceId: string;
+  /** AZ name (One Zone file systems are created by name), e.g. us-east-1a. */
+  readonly availabilityZoneName: string;
+  /** KMS key; the AWS managed key for EFS when unset. */
+  readonly kmsKeyId?: string;
+}
+
+export function errorName(err: unknown): string {
+  return (err as { name?: string } | undefined)?.name ?? '';
+}
+
+function tagValue(fs: FileSystemDescription, key: string): string | undefined {
+  return fs.Tags?.find((t) => t.Key === key)?.Value;
+}
+
+function checkInterrupted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new ScratchInterrupted();
+}
+
+/**
+ * Polls `probe` until it returns a value, sleeping with backoff in between; throws ScratchSetupError at
+ * the deadline and ScratchInterrupted when the signal fires.
+ */
+async function pollUntil<T>(
+  what: string,
+  probe: () => Promise<{ readonly value: T } | { readonly state: string }>,
+  options: WaitOptions,
+  defaults: { timeoutMs: number; initialPollMs: number; maxPollMs: number },
+): Promise<T> {
+  const clock = options.clock ?? systemClock;
+  const timeoutMs = options.timeoutMs ?? defaults.timeoutMs;
+  const started = clock.now();
+  for (let attempt = 0; ; attempt++) {
+    checkInterrupted(options.signal);
+    const result = await probe();
+    if ('value' in result) return result.value;
+    const waited = clock.now() - started;
+    if (waited >= timeoutMs) {
+      throw new ScratchSetupError(
+        `${what} is still ${result.state} after ${Math.round(waited / 1000)} s (limit ${Math.round(timeoutMs / 1000)} s)`,
+      );
+    }
+    options.onProgress?.(`waiting for ${what} (${result.state}, ${Math.round(waited / 1000)} s)`);
+    const delay = backoffDelay(
+      attempt,
+      options.initialPollMs ?? defaults.initialPollMs,
+      options.maxPollMs ?? defaults.maxPollMs,
+    );
+    await clock.sleep(Math.min(delay, Math.max(0, timeoutMs - waited)), options.signal);
+  }
+}
+
+/** The file system made with this CreationToken, if any (a deleted one no longer counts). */
+export async function findFileSystemByToken(
+  efs: EFSClient,
+  token: string,
+): Promise<FileSystemDescription | undefined> {
+  const out = await efs.send(new DescribeFileSystemsCommand({ CreationToken: token }));
+  return (out.FileSystems ?? []).find((fs) => fs.LifeCycleState !== 'deleted');
+}
+
+async function describeFileSystem(efs: EFSClient, id: string): Promise<FileSystemDescription | undefined> {
+  try {
+    const out = await efs.send(new DescribeFileSystemsCommand({ FileSystemId: id }));
+    return out.FileSystems?.[0];
+  } catch (err) {
+    if (errorName(err) === 'FileSystemNotFound') return undefined;
+    throw err;
+  }
+}
+
+export interface EnsuredFileSystem {
+  readonly fileSystem: FileSystemDescription;
+  /** True when the CreationToken led to a file system an earlier run of this job made. */
+  readonly reused: boolean;
+}
+
+/**
+ * Creates the job's encrypted, bursting, Backup-off One Zone file system with the tag contract, or finds
+ * the one an earlier attempt made with the same CreationToken. A reused file system gets the current
+ * instance as its owner, so the reaper does not take a dead previous owner as evidence against it.
+ */
+export async function ensureFileSystem(
+  efs: EFSClient,
+  spec: ScratchFileSystemSpec,
+  options: WaitOptions = {},
+): Promise<EnsuredFileSystem> {
+  const token = creationToken(spec.fleetId, spec.jobId);
+  // A previous file system of this job may still be deleting (a reaper or an operator got to it first):
+  // wait until it is gone, then create a fresh one. Bounded: the wait itself has a deadline.
+  for (let round = 0; round < 3; round++) {
+    checkInterrupted(options.signal);
+    try {
+      const created = await efs.send(
+        new CreateFileSystemCommand({
+          CreationToken: token,
+          PerformanceMode: 'generalPurpose',
+          ThroughputMode: 'bursting',
+          Encrypted: true,
+          ...(spec.kmsKeyId ? { KmsKeyId: spec.kmsKeyId } : {}),
+          AvailabilityZoneName: spec.availabilityZoneName,
+          Backup: false,
+          Tags: [
+            { Key: TAG_FLEET, Value: spec.fleetId },
+            { Key: TAG_OWNER_INSTANCE, Value: spec.ownerInstanceId },
+            { Key: TAG_JOB, Value: spec.jobId },
+            { Key: 'Name', Value: nameTag(spec.fleetId, spec.jobId) },
+          ],
+        }),
+      );
+      return { fileSystem: created, reused: false };
+    } catch (err) {
+      if (errorName(err) !== 'FileSystemAlreadyExists') throw err;
+    }
+
+    const existing = await findFileSystemByToken(efs, token);
+    if (existing === undefined) continue; // deleted between our create and describe: create again
+    if (existing.LifeCycleState === 'deleting') {
+      await pollUntil(
+        `the previous file system ${existing.FileSystemId} of job ${spec.jobId} to finish deleting`,
+        async () => {
+          const fs = await findFileSystemByToken(efs, token);
+          return fs === undefined ? { value: undefined } : { state: fs.LifeCycleState ?? 'unknown' };
+        },
+        options,
+        { timeoutMs: 300_000, initialPollMs: 1000, maxPollMs: 10_000 },
+      );
+      continue;
+    }
+    checkReusable(existing, spec);
+    if (tagValue(existing, TAG_OWNER_INSTANCE) !== spec.ownerInstanceId) {
+      await efs.send(
+        new TagResourceCommand({
+          ResourceId: existing.FileSystemId,
+          Tags: [{ Key: TAG_OWNER_INSTANCE, Value: spec.ownerInstanceId }],
+        }),
+      );
+    }
+    return { fileSystem: existing, reused: true };
+  }
+  throw new ScratchSetupError(
+    `the file system of job ${spec.jobId} kept disappearing while being created (CreationToken ${token})`,
+  );
+}
+
+function checkReusable(fs: FileSystemDescription, spec: ScratchFileSystemSpec): void {
+  const id = fs.FileSystemId;
+  if (tagValue(fs, TAG_FLEET) !== spec.fleetId) {
+    throw new ScratchSetupError(
+      `file system ${id} holds CreationToken ${fs.CreationToken} but is not tagged ${TAG_FLEET}=${spec.fleetId}: ` +
+        `it was not made by mountfleet; use another --job`,
+    );
+  }
+  if (fs.AvailabilityZoneName !== spec.availabilityZoneName) {
+    throw new ScratchSetupError(
+      `job ${spec.jobId} already has file system ${id} in ${fs.AvailabilityZoneName ?? 'another zone'}, ` +
+        `but this instance is in ${spec.availabilityZoneName}: run \`mountfleet scratch delete ${id}\` or use another --job`,
+    );
+  }
+  if (fs.LifeCycleState === 'error') {
+    throw new ScratchSetupError(`file system ${id} of job ${spec.jobId} is in state error`);
+  }
+}
+
+/** Waits (bounded, default 10 min) until the file system is `available`. */
+export async function waitForFileSystem(
+  efs: EFSClient,
+  fileSystemId: string,
+  options: WaitOptions = {},
+): Promise<FileSystemDescription> {
+  return pollUntil<FileSystemDescription>(
+    `file system ${fileSystemId} to become available`,
+    async () => {
+      const fs = await describeFileSystem(efs, fileSystemId);
+      if (fs === undefined) throw new ScratchSetupError(`file system ${fileSystemId} disappeared while creating`);
+      if (fs.LifeCycleState === 'available') return { value: fs };
+      if (fs.LifeCycleState !== 'creating' && fs.LifeCycleState !== 'updating') {
+        throw new ScratchSetupError(`file system ${fileSystemId} went to state ${fs.LifeCycleState} while creating`);
+      }
+      return { state: fs.LifeCycleState };
+    },
+    options,
+    { timeoutMs: 600_000, initialPollMs: 500, maxPollMs: 5000 },
+  );
+}
+
+export interface MountTargetSpec {
+  readonly subnetId: string;
+  readonly securityGroupId: string;
+}
+
+async function mountTargetsOf(efs: EFSClient, fileSystemId: string): Promise<MountTargetDescription[]> {
+  const out = await efs.send(new DescribeMountTargetsCommand({ FileSystemId: fileSystemId }));
+  return (out.MountTargets ?? []).filter((mt) => mt.LifeCycleState !== 'deleted');
+}
+
+/**
+ * Creates the file system's mount target in the fleet's subnet with the scratch security group, or reuses
+ * the one a previous run made (a One Zone file system has exactly one).
+ */
+export async function ensureMountTarget(
+  efs: EFSClient,
+  fileSystemId: string,
+  spec: MountTargetSpec,
+  options: WaitOptions = {},
+): Promise<{ readonly mountTarget: MountTargetDescription; readonly reused: boolean }> {
+  for (let round = 0; round < 3; round++) {
+    checkInterrupted(options.signal);
+    const existing = (await mountTargetsOf(efs, fileSystemId))[0];
+    if (existing?.LifeCycleState === 'deleting') {
+      await pollUntil(
+        `mount target ${existing.MountTargetId} of ${fileSystemId} to finish deleting`,
+        async () => {
+          const mt = (await mountTargetsOf(efs, fileSystemId)).find(
+            (m) => m.MountTargetId === existing.MountTargetId,
+          );
+          return mt === undefined ? { value: undefined } : { state: mt.LifeCycleState ?? 'unknown' };
+        },
+        options,
+        { timeoutMs: 300_000, initialPollMs: 1000, maxPollMs: 10_000 },
+      );
+      continue;
+    }
+    if (existing !== undefined) return { mountTarget: existing, reused: true };
+    checkInterrupted(options.signal);
+    try {
+      const created = await efs.send(
+        new CreateMountTargetCommand({
+          FileSystemId: fileSystemId,
+          SubnetId: spec.subnetId,
+          SecurityGroups: [spec.securityGroupId],
+        }),
+      );
+      return { mountTarget: created, reused: false };
+    } catch (err) {
+      // A retried create whose first attempt went through: the next round finds and reuses it.
+      if (errorName(err) !== 'MountTargetConflict') throw err;
+    }
+  }
+  throw new ScratchSetupError(`could not create a mount target for ${fileSystemId} in ${spec.subnetId}`);
+}
+
+async function describeMountTarget(efs: EFSClient, id: string | undefined): Promise<MountTargetDescription | undefined> {
+  try {
+    const out = await efs.send(new DescribeMountTargetsCommand({ MountTargetId: id }));
+    return out.MountTargets?.[0];
+  } catch (err) {
+    if (errorName(err) === 'MountTargetNotFound') return undefined;
+    throw err;
+  }
+}
+
+/** Waits (bounded, default 10 min) until the mount target is `available` and has its IP address. */
+export async function waitForMountTarget(
+  efs: EFSClient,
+  mountTarget: MountTargetDescription,
+  options: WaitOptions = {},
+): Promise<MountTargetDescription & { IpAddress: string }> {
+  const id = mountTarget.MountTargetId;
+  return pollUntil<MountTargetDescription & { IpAddress: string }>(
+    `mount target ${id} to become available`,
+    async () => {
+      const mt = await describeMountTarget(efs, id);
+      if (mt === undefined) throw new ScratchSetupError(`mount target ${id} disappeared while creating`);
+      if (mt.LifeCycleState === 'available' && mt.IpAddress) return { value: { ...mt, IpAddress: mt.IpAddress } };
+      if (mt.LifeCycleState !== 'creating' && mt.LifeCycleState !== 'available') {
+        throw new ScratchSetupError(`mount target ${id} went to state ${mt.LifeCycleState} while creating`);
+      }
+      return { state: mt.LifeCycleState };
+    },
+    options,
+    { timeoutMs: 600_000, initialPollMs: 1000, maxPollMs: 10_000 },
+  );
+}

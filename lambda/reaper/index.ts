@@ -1,0 +1,55 @@
+/**
+ * The orphan reaper's Lambda entry point: a thin handler over core/reaper. EventBridge invokes it on a
+ * schedule (full scan) and on EC2 interruption/termination events (fast path for that instance only).
+ * Returns the report, logs one structured line per decision and publishes the counts as EMF metrics.
+ */
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { EC2Client } from '@aws-sdk/client-ec2';
+import type { Context } from 'aws-lambda';
+import { cloudWatchClient, ec2Client, efsClient } from '../../core/aws';
+import { parseReaperEvent } from '../../core/reaper/events';
+import { reap, type ReaperClients } from '../../core/reaper/reaper';
+import { reportCounts, summarizeReport, type ReapReport } from '../../core/reaper/report';
+import { reaperSettingsFromEnv } from '../../core/reaper/settings';
+
+// Created once per container: connections and the adaptive retry state carry over between invocations.
+// The EC2 client (the heaviest SDK package, ~200 ms to load) is built on the first owner lookup instead
+// of at init: the event fast path and runs that metrics or mount targets settle never need it.
+let ec2: EC2Client | undefined;
+const clients: ReaperClients = {
+  efs: efsClient(),
+  cloudwatch: cloudWatchClient(),
+  get ec2() {
+    return (ec2 ??= ec2Client());
+  },
+};
+const logger = new Logger({ serviceName: 'mountfleet-reaper' });
+const metrics = new Metrics({ namespace: 'Mountfleet', serviceName: 'mountfleet-reaper' });
+// Alarms key on exactly { Fleet }: drop the `service` dimension Powertools adds by default.
+metrics.clearDefaultDimensions();
+
+export type ReaperResult = ReapReport | { readonly ignored: string };
+
+export async function handler(
+  event: unknown,
+  context: Pick<Context, 'getRemainingTimeInMillis'>,
+): Promise<ReaperResult> {
+  const settings = reaperSettingsFromEnv();
+  const trigger = parseReaperEvent(event);
+  if (trigger.kind === 'ignored') {
+    logger.info('event ignored', { fleet: settings.fleetId, reason: trigger.reason });
+    return { ignored: trigger.reason };
+  }
+  const report = await reap(clients, settings, {
+    goneInstance: trigger.kind === 'instance-gone' ? trigger : undefined,
+    remainingTimeMs: () => context.getRemainingTimeInMillis(),
+    onDecision: (d) => logger.info('decision', { fleet: settings.fleetId, trigger: trigger.kind, ...d }),
+  });
+  metrics.addDimension('Fleet', settings.fleetId);
+  for (const [name, value] of Object.entries(reportCounts(report)))
+    metrics.addMetric(name, MetricUnit.Count, value);
+  metrics.publishStoredMetrics();
+  logger.info(summarizeReport(report), { fleet: settings.fleetId, trigger: trigger.kind });
+  return report;
+}

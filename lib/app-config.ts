@@ -1,0 +1,237 @@
+/**
+ * The bundled app's configuration: cdk.json context key `mountfleet` (an object), or a JSON file named by
+ * context `mountfleetConfig=path.json`. Every field has a default, so `cdk synth` works with no config.
+ * See examples/mountfleet.config.json.
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { AZ_ID_PATTERN, BUCKET_NAME_PATTERN, CACHE_POLICIES } from '../core/config';
+import { FLEET_ID_PATTERN } from '../core/tags';
+
+/** AZ IDs that exist in every account of us-east-1 (AZ IDs, unlike names, are the same everywhere). */
+export const DEFAULT_AZ_IDS = ['use1-az4', 'use1-az6'];
+
+const azId = z
+  .string()
+  .regex(AZ_ID_PATTERN, 'must be an AZ ID such as use1-az4 (not an AZ name like us-east-1a)');
+const azIds = z.array(azId).min(1, 'must list at least one AZ ID');
+
+const mount = z
+  .object({
+    bucket: z.string().regex(BUCKET_NAME_PATTERN, 'must be an S3 bucket name'),
+    prefix: z.string().optional(),
+    path: z.string(),
+    access: z.enum(['read-only', 'read-write']).optional(),
+    dataset: z.enum(['immutable', 'mutable']).optional(),
+    cache: z.enum(CACHE_POLICIES).optional(),
+  })
+  .strict();
+
+const sections = {
+  /** Fleet id: tags, IAM conditions, names. */
+  fleetId: z.string().regex(FLEET_ID_PATTERN, 'must be 1-32 lower-case letters, digits and hyphens'),
+  /** `aws` (everything) or `sandbox` (the local emulator: no Express cache, no alarms or dashboard). */
+  profile: z.enum(['aws', 'sandbox']),
+  account: z.string().regex(/^\d{12}$/, 'must be a 12-digit account id'),
+  region: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, 'must be a Region such as us-east-1'),
+  network: z.union([
+    z.object({ azIds, cidr: z.string().optional() }).strict(),
+    z
+      .object({
+        vpcId: z.string().regex(/^vpc-[0-9a-f]+$/, 'must be a VPC id such as vpc-0123abcd'),
+        subnetIds: z.record(azId, z.string().regex(/^subnet-[0-9a-f]+$/, 'must be a subnet id')),
+      })
+      .strict(),
+  ]),
+  expressCache: z
+    .object({
+      enabled: z.boolean().optional(),
+      azIds: azIds.optional(),
+      bucketBaseName: z.string().optional(),
+      expirationDays: z.number().int().min(1).optional(),
+    })
+    .strict(),
+  fleet: z
+    .object({
+      instanceTypes: z.array(z.string()).min(1).optional(),
+      minCapacity: z.number().int().min(0).optional(),
+      maxCapacity: z.number().int().min(0).optional(),
+      desiredCapacity: z.number().int().min(0).optional(),
+      onDemandBaseCapacity: z.number().int().min(0).optional(),
+      onDemandPercentageAboveBaseCapacity: z.number().int().min(0).max(100).optional(),
+      rootVolumeGiB: z.number().int().min(8).optional(),
+      mounts: z.array(mount).optional(),
+    })
+    .strict(),
+  scratch: z
+    .object({
+      enabled: z.boolean().optional(),
+      mountPath: z.string().optional(),
+      teardownGraceSeconds: z.number().int().min(0).max(600).optional(),
+    })
+    .strict(),
+  reaper: z
+    .object({
+      dryRun: z.boolean().optional(),
+      scheduleMinutes: z.number().int().min(1).max(1440).optional(),
+      graceMinutes: z.number().int().min(1).optional(),
+      idleWindowMinutes: z.number().int().min(5).optional(),
+      maxDeletionsPerRun: z.number().int().min(1).optional(),
+      deletionAlarmThreshold: z.number().int().min(0).optional(),
+    })
+    .strict(),
+  monitoring: z.object({ alarms: z.boolean().optional(), dashboard: z.boolean().optional() }).strict(),
+};
+
+const stackSettings = z.object(sections).partial().strict();
+const appConfigSchema = stackSettings
+  .extend({
+    /** One stack per environment; each may override any section (merged one level deep). */
+    environments: z
+      .record(
+        z.string().regex(/^[A-Za-z][A-Za-z0-9-]*$/, 'keys must be names such as dev or prod'),
+        stackSettings,
+      )
+      .optional(),
+  })
+  .strict();
+
+export type AppConfigInput = z.input<typeof appConfigSchema>;
+type StackSettings = z.infer<typeof stackSettings>;
+
+/** One stack of the bundled app, with every default filled in. */
+export interface ResolvedStackConfig {
+  readonly stackName: string;
+  readonly fleetId: string;
+  readonly profile: 'aws' | 'sandbox';
+  readonly account?: string;
+  readonly region: string;
+  readonly network: z.infer<(typeof sections)['network']>;
+  readonly expressCache?: { azIds: string[]; bucketBaseName?: string; expirationDays: number };
+  readonly fleet: z.infer<(typeof sections)['fleet']>;
+  readonly scratch?: { mountPath?: string; teardownGraceSeconds?: number };
+  readonly reaper: z.infer<(typeof sections)['reaper']>;
+  readonly monitoring: { alarms: boolean; dashboard: boolean };
+}
+
+export class AppConfigError extends Error {
+  override readonly name = 'AppConfigError';
+}
+
+/** Validates a config value and resolves it into one stack config per environment. */
+export function resolveAppConfig(value: unknown, source: string): ResolvedStackConfig[] {
+  const parsed = appConfigSchema.safeParse(value ?? {});
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map(
+      (i) => `  ${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`,
+    );
+    throw new AppConfigError(`invalid mountfleet config ${source}:\n${lines.join('\n')}`);
+  }
+  const { environments, ...shared } = parsed.data;
+  if (!environments || Object.keys(environments).length === 0)
+    return [resolveStack('Mountfleet', shared, source, '')];
+  return Object.entries(environments).map(([name, overrides]) =>
+    resolveStack(`Mountfleet-${name}`, merge(shared, overrides), source, `environments.${name}.`),
+  );
+}
+
+function merge(shared: StackSettings, overrides: StackSettings): StackSettings {
+  const out: Record<string, unknown> = { ...shared };
+  for (const [key, value] of Object.entries(overrides)) {
+    const base = out[key];
+    out[key] =
+      value &&
+      typeof value === 'object' &&
+      !Array.isArray(value) &&
+      base &&
+      typeof base === 'object' &&
+      key !== 'network'
+        ? { ...base, ...value }
+        : value;
+  }
+  return out as StackSettings;
+}
+
+function resolveStack(stackName: string, s: StackSettings, source: string, at: string): ResolvedStackConfig {
+  const fail = (field: string, problem: string): never => {
+    throw new AppConfigError(`invalid mountfleet config ${source}:\n  ${at}${field}: ${problem}`);
+  };
+  const profile = s.profile ?? 'aws';
+  const sandbox = profile === 'sandbox';
+  const network = s.network ?? { azIds: DEFAULT_AZ_IDS };
+  const networkZones = 'azIds' in network ? network.azIds : Object.keys(network.subnetIds);
+  if (sandbox && s.expressCache?.enabled === true) {
+    fail(
+      'expressCache.enabled',
+      'the sandbox profile has no Express cache (the emulator has no directory buckets)',
+    );
+  }
+  if (sandbox && (s.monitoring?.alarms === true || s.monitoring?.dashboard === true)) {
+    fail('monitoring', 'the sandbox profile has no alarms or dashboard (the emulator cannot deploy them)');
+  }
+  const cacheEnabled = !sandbox && (s.expressCache?.enabled ?? true);
+  return {
+    stackName,
+    fleetId: s.fleetId ?? 'mountfleet',
+    profile,
+    account: s.account,
+    region: s.region ?? 'us-east-1',
+    network,
+    expressCache: cacheEnabled
+      ? {
+          azIds: s.expressCache?.azIds ?? networkZones,
+          bucketBaseName: s.expressCache?.bucketBaseName,
+          expirationDays: s.expressCache?.expirationDays ?? 7,
+        }
+      : undefined,
+    fleet: s.fleet ?? {},
+    scratch:
+      (s.scratch?.enabled ?? true)
+        ? { mountPath: s.scratch?.mountPath, teardownGraceSeconds: s.scratch?.teardownGraceSeconds }
+        : undefined,
+    reaper: s.reaper ?? {},
+    monitoring: {
+      alarms: !sandbox && (s.monitoring?.alarms ?? true),
+      dashboard: !sandbox && (s.monitoring?.dashboard ?? true),
+    },
+  };
+}
+
+/** What the app reads from CDK context (`node.tryGetContext`). */
+export interface ContextReader {
+  tryGetContext(key: string): unknown;
+}
+
+/**
+ * Reads the config from context: `mountfleetConfig` (a JSON file path, relative to the working directory)
+ * wins over the `mountfleet` object (cdk.json, or `-c mountfleet='{"…"}'` as a JSON string).
+ */
+export function loadAppConfig(context: ContextReader): ResolvedStackConfig[] {
+  const file = context.tryGetContext('mountfleetConfig');
+  if (typeof file === 'string' && file !== '') {
+    const path = resolve(file);
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (e) {
+      throw new AppConfigError(`cannot read mountfleet config ${path}: ${(e as Error).message}`);
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (e) {
+      throw new AppConfigError(`mountfleet config ${path} is not valid JSON: ${(e as Error).message}`);
+    }
+    return resolveAppConfig(json, path);
+  }
+  let inline = context.tryGetContext('mountfleet');
+  if (typeof inline === 'string') {
+    try {
+      inline = JSON.parse(inline);
+    } catch (e) {
+      throw new AppConfigError(`context "mountfleet" is not valid JSON: ${(e as Error).message}`);
+    }
+  }
+  return resolveAppConfig(inline, '(context "mountfleet")');
+}

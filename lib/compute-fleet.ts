@@ -1,0 +1,425 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Duration, Size, Stack, Tags, Token, Validations } from 'aws-cdk-lib';
+import * as autoscaling from 'aws-cdk-lib/aws-autoscaling';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
+import { Construct } from 'constructs';
+import {
+  AGENT_CONFIG_VERSION,
+  DEFAULT_AGENT_CONFIG_PATH,
+  MOUNTPOINT_DEFAULT_VERSION,
+  type AgentConfigInput,
+  type CachePolicy,
+} from '../core/config';
+import { packageRoot } from '../core/package-root';
+import { TAG_FLEET, fleetIdProblem } from '../core/tags';
+import type { IExpressCache } from './express-cache';
+import type { IFleetNetwork } from './fleet-network';
+import { renderAgentConfig } from './private/agent-config';
+import {
+  AGENT_BUNDLE_PATH,
+  AGENT_UNIT_NAME,
+  agentUnit,
+  installNodeCommands,
+  launcherCommands,
+  writeFileCommand,
+} from './private/user-data';
+import { invalidProp } from './private/validation';
+import type { ScratchFileSystems } from './scratch-file-systems';
+
+/** One S3 bucket (or prefix) the agent mounts with Mountpoint on every instance. */
+export interface FleetMount {
+  /** The bucket to mount. */
+  readonly bucket: s3.IBucket;
+  /** Key prefix to mount, ending in `/`. @default '' (the whole bucket; read-only mounts only) */
+  readonly prefix?: string;
+  /** Absolute mount path on the instance, e.g. `/mnt/datasets`. */
+  readonly path: string;
+  /** `read-only`, or `read-write` (needs a prefix; the role may then write and delete under it). @default 'read-only' */
+  readonly access?: 'read-only' | 'read-write';
+  /** `immutable` datasets get an indefinite metadata TTL (no HeadObject per open). @default 'mutable' */
+  readonly dataset?: 'immutable' | 'mutable';
+  /** How the mount caches. @default 'local+express' with an expressCache, else 'local' */
+  readonly cache?: CachePolicy;
+}
+
+/** Props of {@link ComputeFleet}. */
+export interface ComputeFleetProps {
+  /** The fleet id (tags, IAM conditions, names): 1-32 lower-case letters, digits and hyphens. */
+  readonly fleetId: string;
+  /** The VPC and subnet per AZ ID. */
+  readonly network: IFleetNetwork;
+  /**
+   * AZ IDs to run instances in.
+   * @default - every AZ ID of the network that has an Express cache bucket (with an expressCache), else
+   * every AZ ID of the network
+   */
+  readonly azIds?: string[];
+  /** Instance types the group may launch (one architecture). @default ['m6i.large', 'm6a.large', 'm5.large', 'm7i.large'] */
+  readonly instanceTypes?: string[];
+  /** The AMI. @default - latest Amazon Linux 2023 of the instance types' architecture (SSM parameter, no lookup) */
+  readonly machineImage?: ec2.IMachineImage;
+  /** @default 0 */
+  readonly minCapacity?: number;
+  /** @default 4 */
+  readonly maxCapacity?: number;
+  /** @default - minCapacity */
+  readonly desiredCapacity?: number;
+  /** On-Demand instances before any Spot. @default 0 */
+  readonly onDemandBaseCapacity?: number;
+  /** Percentage of On-Demand above the base (0 = all Spot). @default 0 */
+  readonly onDemandPercentageAboveBaseCapacity?: number;
+  /** Buckets to mount. @default [] */
+  readonly mounts?: FleetMount[];
+  /**
+   * The Express cache: instances run only in its zones, get `s3express:CreateSession` on its buckets and
+   * their zone's bucket in agent.json.
+   * @default - no shared cache
+   */
+  readonly expressCache?: IExpressCache;
+  /** Per-job EFS scratch: opens TCP 2049 from the fleet and grants the tag-scoped IAM. @default - no scratch */
+  readonly scratch?: ScratchFileSystems;
+  /** Root volume size (encrypted gp3). @default Size.gibibytes(30) */
+  readonly rootVolumeSize?: Size;
+  /** IMDSv2 hop limit: 2 lets containers on the instance reach IMDS. @default 2 */
+  readonly httpPutResponseHopLimit?: number;
+  /** How long the termination lifecycle hook holds an instance for the agent's cleanup. @default Duration.minutes(10) */
+  readonly terminationHookTimeout?: Duration;
+  /** The Mountpoint release the agent installs. @default MOUNTPOINT_DEFAULT_VERSION */
+  readonly mountpointVersion?: string;
+  /** The instances' security group. @default - a new one with no ingress and all outbound */
+  readonly securityGroup?: ec2.ISecurityGroup;
+}
+
+const DEFAULT_INSTANCE_TYPES = ['m6i.large', 'm6a.large', 'm5.large', 'm7i.large'];
+
+/**
+ * An Auto Scaling group whose instances run the mountfleet agent: a launch template (IMDSv2 required,
+ * encrypted gp3 root, Amazon Linux 2023), mixed instance types on Spot (`price-capacity-optimized`),
+ * subnets chosen by AZ ID (the zones with an Express cache bucket), a least-privilege instance role, a
+ * termination lifecycle hook for cleanup, and user data that installs the agent bundle and writes
+ * `/etc/mountfleet/agent.json` — validated at synth with the agent's own schema.
+ */
+export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGrantable {
+  readonly fleetId: string;
+  /** The AZ IDs instances run in. */
+  readonly azIds: string[];
+  readonly role: iam.Role;
+  readonly grantPrincipal: iam.IPrincipal;
+  readonly securityGroup: ec2.ISecurityGroup;
+  readonly connections: ec2.Connections;
+  readonly launchTemplate: ec2.LaunchTemplate;
+  readonly autoScalingGroup: autoscaling.AutoScalingGroup;
+  /** Name of the termination lifecycle hook the agent completes. */
+  readonly terminationHookName: string;
+  /** agent.json as a deploy-time JSON string (tokens resolve at deploy). */
+  readonly agentConfigJson: string;
+
+  constructor(scope: Construct, id: string, props: ComputeFleetProps) {
+    super(scope, id);
+    const problem = fleetIdProblem(props.fleetId);
+    if (problem) invalidProp(this, 'fleetId', problem, 'for example "training"');
+    this.fleetId = props.fleetId;
+    const mounts = props.mounts ?? [];
+    const defaultCache: CachePolicy = props.expressCache ? 'local+express' : 'local';
+    // The cache's zones bound where the fleet runs, and every instance gets its zone's bucket in agent.json.
+    const usesExpress = props.expressCache !== undefined;
+    mounts.forEach((m, i) => {
+      if ((m.cache ?? defaultCache).includes('express') && !props.expressCache) {
+        invalidProp(
+          this,
+          `mounts[${i}].cache`,
+          `"${m.cache}" needs an Express cache`,
+          'pass expressCache or use cache "local"',
+        );
+      }
+    });
+    this.azIds = this.chooseZones(props, usesExpress);
+    const architecture = architectureOf(this, props.instanceTypes ?? DEFAULT_INSTANCE_TYPES);
+    this.validateCapacity(props);
+
+    this.securityGroup =
+      props.securityGroup ??
+      new ec2.SecurityGroup(this, 'SecurityGroup', {
+        vpc: props.network.vpc,
+        description: `mountfleet fleet ${props.fleetId}: no inbound, all outbound (S3, package repositories)`,
+        allowAllOutbound: true,
+      });
+    this.connections = new ec2.Connections({ securityGroups: [this.securityGroup] });
+    this.role = new iam.Role(this, 'Role', {
+      assumedBy: new iam.ServicePrincipal('ec2.amazonaws.com'),
+      description: `mountfleet fleet ${props.fleetId} instances`,
+    });
+    this.grantPrincipal = this.role;
+    this.terminationHookName = `mountfleet-${props.fleetId}-teardown`;
+
+    mounts.forEach((m) => this.grantMount(m));
+    props.expressCache?.grantMountpointCache(this.role);
+    if (props.scratch) {
+      props.scratch.allowMountsFrom(this);
+      props.scratch.grantCreateAndDelete(this.role);
+    }
+    this.grantAgentBasics();
+
+    this.agentConfigJson = renderAgentConfig(
+      this,
+      this.agentConfig(props, mounts, defaultCache, usesExpress),
+    );
+    const bundle = this.agentBundle();
+    bundle.grantRead(this.role);
+
+    const userData = ec2.UserData.forLinux();
+    userData.addCommands('set -euo pipefail', ...installNodeCommands());
+    userData.addS3DownloadCommand({
+      bucket: bundle.bucket,
+      bucketKey: bundle.s3ObjectKey,
+      localFile: AGENT_BUNDLE_PATH,
+      region: Stack.of(this).region,
+    });
+    userData.addCommands(
+      ...launcherCommands(),
+      ...writeFileCommand(DEFAULT_AGENT_CONFIG_PATH, this.agentConfigJson, '0644'),
+      ...writeFileCommand(`/etc/systemd/system/${AGENT_UNIT_NAME}`, agentUnit(), '0644'),
+      'systemctl daemon-reload',
+      `systemctl enable --now ${AGENT_UNIT_NAME}`,
+    );
+
+    this.launchTemplate = new ec2.LaunchTemplate(this, 'LaunchTemplate', {
+      machineImage:
+        props.machineImage ??
+        ec2.MachineImage.latestAmazonLinux2023({
+          cpuType: architecture === 'arm64' ? ec2.AmazonLinuxCpuType.ARM_64 : ec2.AmazonLinuxCpuType.X86_64,
+        }),
+      userData,
+      role: this.role,
+      securityGroup: this.securityGroup,
+      httpEndpoint: true,
+      httpTokens: ec2.LaunchTemplateHttpTokens.REQUIRED,
+      httpPutResponseHopLimit: props.httpPutResponseHopLimit ?? 2,
+      blockDevices: [
+        {
+          deviceName: '/dev/xvda',
+          volume: ec2.BlockDeviceVolume.ebs((props.rootVolumeSize ?? Size.gibibytes(30)).toGibibytes(), {
+            encrypted: true,
+            volumeType: ec2.EbsDeviceVolumeType.GP3,
+            deleteOnTermination: true,
+          }),
+        },
+      ],
+    });
+
+    this.autoScalingGroup = new autoscaling.AutoScalingGroup(this, 'Group', {
+      vpc: props.network.vpc,
+      vpcSubnets: { subnets: this.azIds.map((azId) => props.network.subnets[azId]) },
+      minCapacity: props.minCapacity ?? 0,
+      maxCapacity: props.maxCapacity ?? 4,
+      desiredCapacity: props.desiredCapacity,
+      capacityRebalance: true,
+      mixedInstancesPolicy: {
+        launchTemplate: this.launchTemplate,
+        instancesDistribution: {
+          onDemandBaseCapacity: props.onDemandBaseCapacity ?? 0,
+          onDemandPercentageAboveBaseCapacity: props.onDemandPercentageAboveBaseCapacity ?? 0,
+          spotAllocationStrategy: autoscaling.SpotAllocationStrategy.PRICE_CAPACITY_OPTIMIZED,
+        },
+        launchTemplateOverrides: (props.instanceTypes ?? DEFAULT_INSTANCE_TYPES).map((t) => ({
+          instanceType: new ec2.InstanceType(t),
+        })),
+      },
+    });
+    Tags.of(this.autoScalingGroup).add(TAG_FLEET, props.fleetId);
+    this.autoScalingGroup.addLifecycleHook('Teardown', {
+      lifecycleHookName: this.terminationHookName,
+      lifecycleTransition: autoscaling.LifecycleTransition.INSTANCE_TERMINATING,
+      heartbeatTimeout: props.terminationHookTimeout ?? Duration.minutes(10),
+      defaultResult: autoscaling.DefaultResult.CONTINUE,
+    });
+
+    Validations.of(this.autoScalingGroup).acknowledge({
+      id: 'AwsSolutions-AS3',
+      reason:
+        'Batch fleets scale up and down all day; per-event notifications would be noise. Scaling activity is in the Auto Scaling activity history and the storage dashboard.',
+    });
+  }
+
+  /** Exactly the mounted prefix: list under it, read its objects — and for read-write, write and delete them. */
+  private grantMount(m: FleetMount): void {
+    const prefix = m.prefix ?? '';
+    const objects = m.bucket.arnForObjects(`${prefix}*`);
+    iam.Grant.addToPrincipal({
+      grantee: this.role,
+      actions: ['s3:ListBucket'],
+      resourceArns: [m.bucket.bucketArn],
+      conditions: prefix ? { StringLike: { 's3:prefix': [prefix, `${prefix}*`] } } : undefined,
+    });
+    const write = (m.access ?? 'read-only') === 'read-write';
+    iam.Grant.addToPrincipal({
+      grantee: this.role,
+      actions: write
+        ? ['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload', 's3:DeleteObject']
+        : ['s3:GetObject'],
+      resourceArns: [objects],
+    });
+    if (m.bucket.encryptionKey) {
+      if (write) m.bucket.encryptionKey.grantEncryptDecrypt(this.role);
+      else m.bucket.encryptionKey.grantDecrypt(this.role);
+    }
+  }
+
+  /** Tuning (instance type facts) and the termination hook of this fleet's group only. */
+  private grantAgentBasics(): void {
+    this.role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'DescribeForTuningAndTeardown',
+        actions: ['ec2:DescribeInstanceTypes', 'autoscaling:DescribeAutoScalingInstances'],
+        resources: ['*'],
+      }),
+    );
+    this.role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'CompleteOwnTerminationHook',
+        actions: ['autoscaling:CompleteLifecycleAction', 'autoscaling:RecordLifecycleActionHeartbeat'],
+        resources: [
+          Stack.of(this).formatArn({
+            service: 'autoscaling',
+            resource: 'autoScalingGroup',
+            resourceName: '*:autoScalingGroupName/*',
+          }),
+        ],
+        conditions: { StringEquals: { [`autoscaling:ResourceTag/${TAG_FLEET}`]: this.fleetId } },
+      }),
+    );
+  }
+
+  private agentBundle(): s3assets.Asset {
+    const path = join(packageRoot(), 'dist', 'agent', 'mountfleet.js');
+    if (!existsSync(path)) {
+      invalidProp(
+        this,
+        'agent',
+        `the agent bundle ${path} does not exist`,
+        'run `node scripts/bundle.mjs` (npm run build does)',
+      );
+    }
+    return new s3assets.Asset(this, 'AgentBundle', { path });
+  }
+
+  private agentConfig(
+    props: ComputeFleetProps,
+    mounts: FleetMount[],
+    defaultCache: CachePolicy,
+    usesExpress: boolean,
+  ): AgentConfigInput {
+    const config: AgentConfigInput = {
+      version: AGENT_CONFIG_VERSION,
+      fleetId: props.fleetId,
+      region: Stack.of(this).region,
+      mounts: mounts.map((m) => ({
+        bucket: m.bucket.bucketName,
+        prefix: m.prefix ?? '',
+        path: m.path,
+        access: m.access ?? 'read-only',
+        dataset: m.dataset ?? 'mutable',
+        cache: m.cache ?? defaultCache,
+      })),
+      lifecycleHook: { name: this.terminationHookName },
+      mountpoint: { version: props.mountpointVersion ?? MOUNTPOINT_DEFAULT_VERSION },
+    };
+    if (usesExpress && props.expressCache) {
+      const cache = props.expressCache;
+      config.expressCache = {
+        buckets: Object.fromEntries(this.azIds.map((azId) => [azId, cache.bucketFor(azId)])),
+      };
+    }
+    if (props.scratch) config.scratch = props.scratch.agentSettings();
+    return config;
+  }
+
+  private chooseZones(props: ComputeFleetProps, usesExpress: boolean): string[] {
+    const networkZones = Object.keys(props.network.subnets);
+    const cacheZones = props.expressCache?.azIds ?? [];
+    let zones: string[];
+    if (props.azIds) {
+      zones = props.azIds;
+      zones.forEach((azId, i) => {
+        if (!props.network.subnets[azId]) {
+          invalidProp(
+            this,
+            `azIds[${i}]`,
+            `the network has no subnet in ${azId}`,
+            `it has ${networkZones.join(', ')}`,
+          );
+        }
+        if (usesExpress && !cacheZones.includes(azId)) {
+          invalidProp(
+            this,
+            `azIds[${i}]`,
+            `${azId} has no Express cache bucket`,
+            `add it to the cache (which has ${cacheZones.join(', ')}) or leave it out`,
+          );
+        }
+      });
+    } else {
+      zones = usesExpress ? networkZones.filter((z) => cacheZones.includes(z)) : networkZones;
+    }
+    if (zones.length === 0) {
+      invalidProp(
+        this,
+        'azIds',
+        usesExpress
+          ? `no zone has both a subnet (${networkZones.join(', ')}) and an Express cache bucket (${cacheZones.join(', ')})`
+          : 'the network has no subnet',
+        'give the network and the cache the same AZ IDs',
+      );
+    }
+    if (props.scratch) {
+      zones.forEach((azId) => {
+        if (!props.scratch!.subnets[azId]) {
+          invalidProp(
+            this,
+            'scratch',
+            `has no mount-target subnet in ${azId}, where the fleet runs`,
+            "give the scratch file systems the fleet's network",
+          );
+        }
+      });
+    }
+    return zones;
+  }
+
+  private validateCapacity(props: ComputeFleetProps): void {
+    const min = props.minCapacity ?? 0;
+    const max = props.maxCapacity ?? 4;
+    if (!Token.isUnresolved(min) && !Token.isUnresolved(max) && min > max) {
+      invalidProp(this, 'minCapacity', `${min} is above maxCapacity ${max}`, 'raise maxCapacity');
+    }
+    const pct = props.onDemandPercentageAboveBaseCapacity ?? 0;
+    if (pct < 0 || pct > 100) {
+      invalidProp(this, 'onDemandPercentageAboveBaseCapacity', `${pct} is not a percentage`, 'use 0-100');
+    }
+  }
+}
+
+/** `arm64` for Graviton types (`c7g`, `m6gd`, `a1`), else `x86_64`; mixed architectures are an error. */
+function architectureOf(scope: Construct, instanceTypes: string[]): 'arm64' | 'x86_64' {
+  if (instanceTypes.length === 0)
+    invalidProp(scope, 'instanceTypes', 'is empty', 'list at least one instance type');
+  const arches = instanceTypes.map((t, i) => {
+    const m = /^([a-z]+)(\d+)([a-z-]*)\.[a-z0-9]+$/.exec(t);
+    if (!m)
+      invalidProp(scope, `instanceTypes[${i}]`, `"${t}" is not an instance type`, 'for example m6i.large');
+    return m[1] === 'a' || m[3].includes('g') ? 'arm64' : 'x86_64';
+  });
+  if (new Set(arches).size > 1) {
+    invalidProp(
+      scope,
+      'instanceTypes',
+      `mixes arm64 and x86_64 types (${instanceTypes.join(', ')})`,
+      'one launch template has one AMI: use one architecture',
+    );
+  }
+  return arches[0];
+}

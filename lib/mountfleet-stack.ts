@@ -1,0 +1,123 @@
+import { CfnOutput, Duration, Size, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import type { Construct } from 'constructs';
+import type { ResolvedStackConfig } from './app-config';
+import { ComputeFleet } from './compute-fleet';
+import { ExpressCache } from './express-cache';
+import { FleetNetwork, type IFleetNetwork } from './fleet-network';
+import { OrphanReaper } from './orphan-reaper';
+import { ScratchFileSystems } from './scratch-file-systems';
+import { StorageDashboard } from './storage-dashboard';
+
+/** Props of {@link MountfleetStack}. */
+export interface MountfleetStackProps extends StackProps {
+  /** The resolved config of this stack (see `loadAppConfig`). */
+  readonly config: ResolvedStackConfig;
+}
+
+/**
+ * The bundled app's stack: network (new, subnets by AZ ID — or an existing VPC), Express cache, scratch
+ * file systems, compute fleet, orphan reaper and storage dashboard, composed from the config.
+ */
+export class MountfleetStack extends Stack {
+  readonly network: IFleetNetwork;
+  readonly expressCache?: ExpressCache;
+  readonly scratch?: ScratchFileSystems;
+  readonly fleet: ComputeFleet;
+  readonly reaper: OrphanReaper;
+
+  constructor(scope: Construct, id: string, props: MountfleetStackProps) {
+    const { config } = props;
+    super(scope, id, {
+      description: `mountfleet ${config.fleetId}: Mountpoint fleet, S3 Express cache, EFS scratch and orphan reaper`,
+      ...props,
+      env: props.env ?? { account: config.account, region: config.region },
+    });
+    const { fleetId } = config;
+
+    this.network =
+      'vpcId' in config.network
+        ? FleetNetwork.fromNetworkAttributes(this, 'Network', config.network)
+        : new FleetNetwork(this, 'Network', {
+            azIds: config.network.azIds,
+            cidr: config.network.cidr,
+            s3ExpressEndpoint: config.expressCache !== undefined,
+          });
+
+    if (config.expressCache) {
+      this.expressCache = new ExpressCache(this, 'ExpressCache', {
+        azIds: config.expressCache.azIds,
+        bucketBaseName: config.expressCache.bucketBaseName,
+        expiration: Duration.days(config.expressCache.expirationDays),
+      });
+    }
+    if (config.scratch) {
+      this.scratch = new ScratchFileSystems(this, 'Scratch', {
+        fleetId,
+        network: this.network,
+        mountPath: config.scratch.mountPath,
+        teardownGrace:
+          config.scratch.teardownGraceSeconds === undefined
+            ? undefined
+            : Duration.seconds(config.scratch.teardownGraceSeconds),
+      });
+    }
+
+    const f = config.fleet;
+    this.fleet = new ComputeFleet(this, 'Fleet', {
+      fleetId,
+      network: this.network,
+      expressCache: this.expressCache,
+      scratch: this.scratch,
+      instanceTypes: f.instanceTypes,
+      minCapacity: f.minCapacity,
+      maxCapacity: f.maxCapacity,
+      desiredCapacity: f.desiredCapacity,
+      onDemandBaseCapacity: f.onDemandBaseCapacity,
+      onDemandPercentageAboveBaseCapacity: f.onDemandPercentageAboveBaseCapacity,
+      rootVolumeSize: f.rootVolumeGiB === undefined ? undefined : Size.gibibytes(f.rootVolumeGiB),
+      mounts: (f.mounts ?? []).map((m, i) => ({
+        ...m,
+        bucket: s3.Bucket.fromBucketName(this, `MountBucket${i}`, m.bucket),
+      })),
+    });
+
+    const r = config.reaper;
+    this.reaper = new OrphanReaper(this, 'Reaper', {
+      fleetId,
+      network: this.network,
+      dryRun: r.dryRun,
+      schedule:
+        r.scheduleMinutes === undefined
+          ? undefined
+          : events.Schedule.rate(Duration.minutes(r.scheduleMinutes)),
+      gracePeriod: r.graceMinutes === undefined ? undefined : Duration.minutes(r.graceMinutes),
+      idleWindow: r.idleWindowMinutes === undefined ? undefined : Duration.minutes(r.idleWindowMinutes),
+      maxDeletionsPerRun: r.maxDeletionsPerRun,
+      deletionAlarmThreshold: r.deletionAlarmThreshold,
+      alarms: config.monitoring.alarms,
+    });
+
+    if (config.monitoring.dashboard) {
+      new StorageDashboard(this, 'Dashboard', {
+        fleetId,
+        expressCache: this.expressCache,
+        reaper: this.reaper,
+      });
+    }
+
+    new CfnOutput(this, 'AutoScalingGroupName', { value: this.fleet.autoScalingGroup.autoScalingGroupName });
+    new CfnOutput(this, 'ReaperFunctionName', { value: this.reaper.function.functionName });
+    if (this.scratch) new CfnOutput(this, 'ScratchSecurityGroupId', { value: this.scratch.securityGroupId });
+
+    this.acknowledgeNagFindings();
+  }
+
+  /** Findings that are deliberate, each with the reason (see the README's security notes). */
+  private acknowledgeNagFindings(): void {
+    const ack = (scope: Construct, id: string, reason: string) =>
+      Validations.of(scope).acknowledge({ id, reason });
+    void ack;
+  }
+}

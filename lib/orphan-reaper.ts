@@ -1,0 +1,293 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { packageRoot } from '../core/package-root';
+import { TAG_FLEET, TAG_MARKED_IDLE_AT, fleetIdProblem } from '../core/tags';
+import type { IFleetNetwork } from './fleet-network';
+import { invalidProp } from './private/validation';
+
+/** CloudWatch namespace of the reaper's EMF metrics (dimension `Fleet`). */
+export const REAPER_METRIC_NAMESPACE = 'Mountfleet';
+/** The decisions the reaper counts, one metric each (unit Count). */
+export const REAPER_METRIC_NAMES = ['Scanned', 'Deleted', 'Marked', 'Unmarked', 'Kept', 'Failed'] as const;
+export type ReaperMetricName = (typeof REAPER_METRIC_NAMES)[number];
+
+/** Where the pre-built reaper bundle lives (`node scripts/bundle.mjs` writes it; the npm package ships it). */
+export function reaperBundleDir(): string {
+  return join(packageRoot(), 'dist', 'lambda', 'reaper');
+}
+
+/** Props of {@link OrphanReaper}. */
+export interface OrphanReaperProps {
+  /** The fleet whose scratch file systems (tag `mountfleet:fleet`) the reaper may delete. */
+  readonly fleetId: string;
+  /**
+   * The fleet's network: scopes `ec2:DeleteNetworkInterface` (needed by DeleteMountTarget) to its subnets.
+   * @default - any network interface (DeleteMountTarget itself stays scoped by the fleet tag)
+   */
+  readonly network?: IFleetNetwork;
+  /** Only report what would be deleted or marked. @default false */
+  readonly dryRun?: boolean;
+  /** When the full scan runs. @default Schedule.rate(Duration.minutes(15)) */
+  readonly schedule?: events.Schedule;
+  /** How old a file system without a mount target must be before it counts as orphaned. @default Duration.minutes(30) */
+  readonly gracePeriod?: Duration;
+  /** How long `ClientConnections` must be zero for metric-only evidence. @default Duration.minutes(30) */
+  readonly idleWindow?: Duration;
+  /** How far before now the metric window ends (CloudWatch ingestion lag). @default Duration.minutes(5) */
+  readonly metricLag?: Duration;
+  /** At most this many deletions per run (a brake on surprises). @default 100 */
+  readonly maxDeletionsPerRun?: number;
+  /** The handler stops starting deletions this long before its timeout. @default Duration.seconds(60) */
+  readonly deadlineMargin?: Duration;
+  /** The function timeout. @default Duration.minutes(5) */
+  readonly timeout?: Duration;
+  /** Log retention of the function's log group. @default RetentionDays.ONE_MONTH */
+  readonly logRetention?: logs.RetentionDays;
+  /** Whether to create the alarms (errors, deletion bursts, dead letters). @default true */
+  readonly alarms?: boolean;
+  /** Deletions per 15 minutes above which the deletion alarm fires. @default 20 */
+  readonly deletionAlarmThreshold?: number;
+}
+
+/**
+ * Finds and deletes the fleet's orphaned scratch file systems: a Lambda function from the pre-built bundle
+ * (no esbuild or Docker at synth), run on a schedule and on Spot interruption warnings and instance
+ * terminations (the fast path; the handler ignores instances that own no scratch file system of the
+ * fleet), with a dead-letter queue, a log group with retention, alarms, and a least-privilege role whose
+ * deletes are scoped by the fleet tag.
+ */
+export class OrphanReaper extends Construct {
+  readonly fleetId: string;
+  readonly function: lambda.Function;
+  /** Failed asynchronous invocations (after retries) land here. */
+  readonly deadLetterQueue: sqs.Queue;
+  readonly logGroup: logs.LogGroup;
+  /** The alarms (empty when `alarms` is false). */
+  readonly alarms: cloudwatch.Alarm[] = [];
+  private readonly schedulePeriod: Duration;
+
+  constructor(scope: Construct, id: string, props: OrphanReaperProps) {
+    super(scope, id);
+    const problem = fleetIdProblem(props.fleetId);
+    if (problem) invalidProp(this, 'fleetId', problem);
+    const maxDeletions = props.maxDeletionsPerRun ?? 100;
+    if (!Number.isInteger(maxDeletions) || maxDeletions < 1) {
+      invalidProp(
+        this,
+        'maxDeletionsPerRun',
+        `${maxDeletions} is not a positive whole number`,
+        'for example 100',
+      );
+    }
+    const timeout = props.timeout ?? Duration.minutes(5);
+    const deadlineMargin = props.deadlineMargin ?? Duration.seconds(60);
+    if (deadlineMargin.toSeconds() >= timeout.toSeconds()) {
+      invalidProp(
+        this,
+        'deadlineMargin',
+        `${deadlineMargin.toHumanString()} leaves no time in a ${timeout.toHumanString()} timeout`,
+        'make it shorter than timeout',
+      );
+    }
+    const codeDir = reaperBundleDir();
+    if (!existsSync(join(codeDir, 'index.js'))) {
+      invalidProp(
+        this,
+        'code',
+        `the reaper bundle ${join(codeDir, 'index.js')} does not exist`,
+        'run `node scripts/bundle.mjs` (npm run build does)',
+      );
+    }
+    this.fleetId = props.fleetId;
+    this.schedulePeriod = Duration.minutes(15);
+
+    this.logGroup = new logs.LogGroup(this, 'LogGroup', {
+      retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
+    });
+    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    const role = new iam.Role(this, 'Role', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: `mountfleet orphan reaper of fleet ${props.fleetId}`,
+    });
+    this.function = new lambda.Function(this, 'Function', {
+      description: `mountfleet orphan reaper: deletes orphaned scratch file systems of fleet ${props.fleetId}`,
+      runtime: lambda.Runtime.NODEJS_22_X,
+      architecture: lambda.Architecture.ARM_64,
+      handler: 'index.handler',
+      code: lambda.Code.fromAsset(codeDir),
+      memorySize: 256,
+      timeout,
+      role,
+      logGroup: this.logGroup,
+      deadLetterQueue: this.deadLetterQueue,
+      retryAttempts: 2,
+      environment: {
+        MOUNTFLEET_FLEET_ID: props.fleetId,
+        MOUNTFLEET_DRY_RUN: String(props.dryRun ?? false),
+        MOUNTFLEET_GRACE_MINUTES: String(minutes(props.gracePeriod, 30)),
+        MOUNTFLEET_IDLE_WINDOW_MINUTES: String(minutes(props.idleWindow, 30)),
+        MOUNTFLEET_METRIC_LAG_MINUTES: String(minutes(props.metricLag, 5)),
+        MOUNTFLEET_MAX_DELETIONS_PER_RUN: String(maxDeletions),
+        MOUNTFLEET_DEADLINE_MARGIN_SECONDS: String(deadlineMargin.toSeconds()),
+      },
+    });
+    this.grantReaping(role, props.network);
+    this.logGroup.grantWrite(role);
+
+    const target = new targets.LambdaFunction(this.function, {
+      retryAttempts: 2,
+      maxEventAge: Duration.hours(1),
+    });
+    new events.Rule(this, 'Schedule', {
+      description: `mountfleet ${props.fleetId}: scheduled orphan scan`,
+      schedule: props.schedule ?? events.Schedule.rate(this.schedulePeriod),
+      targets: [target],
+    });
+    new events.Rule(this, 'SpotInterruption', {
+      description: `mountfleet ${props.fleetId}: clean up after Spot interruptions`,
+      eventPattern: { source: ['aws.ec2'], detailType: ['EC2 Spot Instance Interruption Warning'] },
+      targets: [target],
+    });
+    new events.Rule(this, 'InstanceTerminated', {
+      description: `mountfleet ${props.fleetId}: clean up after instance terminations`,
+      eventPattern: {
+        source: ['aws.ec2'],
+        detailType: ['EC2 Instance State-change Notification'],
+        detail: { state: ['terminated'] },
+      },
+      targets: [target],
+    });
+
+    if (props.alarms ?? true) {
+      this.alarms.push(
+        this.function.metricErrors({ period: Duration.minutes(5) }).createAlarm(this, 'ErrorsAlarm', {
+          alarmDescription: `mountfleet ${props.fleetId}: the orphan reaper failed (see its log group)`,
+          threshold: 0,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        }),
+        this.metricDecision('Deleted', { period: this.schedulePeriod }).createAlarm(this, 'DeletionsAlarm', {
+          alarmDescription: `mountfleet ${props.fleetId}: a burst of scratch deletions — agents may be failing to clean up`,
+          threshold: props.deletionAlarmThreshold ?? 20,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        }),
+        this.deadLetterQueue
+          .metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' })
+          .createAlarm(this, 'DeadLettersAlarm', {
+            alarmDescription: `mountfleet ${props.fleetId}: reaper events failed after retries (dead-letter queue)`,
+            threshold: 0,
+            comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            evaluationPeriods: 1,
+            treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+          }),
+      );
+    }
+
+    Validations.of(this.deadLetterQueue).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason:
+        'This queue is itself the dead-letter queue of the reaper function; it has no consumer to fail.',
+    });
+  }
+
+  /** A reaper decision count for this fleet (namespace `Mountfleet`, dimension `Fleet`, Sum). */
+  metricDecision(name: ReaperMetricName, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return new cloudwatch.Metric({
+      namespace: REAPER_METRIC_NAMESPACE,
+      metricName: name,
+      dimensionsMap: { Fleet: this.fleetId },
+      statistic: 'Sum',
+      period: this.schedulePeriod,
+      ...props,
+    });
+  }
+
+  private grantReaping(role: iam.Role, network: IFleetNetwork | undefined): void {
+    const stack = Stack.of(this);
+    const fileSystems = stack.formatArn({
+      service: 'elasticfilesystem',
+      resource: 'file-system',
+      resourceName: '*',
+    });
+    const deletes = [
+      'elasticfilesystem:DeleteMountTarget',
+      'elasticfilesystem:DeleteFileSystem',
+      'elasticfilesystem:TagResource',
+      'elasticfilesystem:UntagResource',
+    ];
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'ReadEvidence',
+        actions: [
+          'elasticfilesystem:DescribeFileSystems',
+          'elasticfilesystem:DescribeMountTargets',
+          'cloudwatch:GetMetricData',
+          'ec2:DescribeInstances',
+          'ec2:DescribeNetworkInterfaces',
+        ],
+        resources: ['*'],
+      }),
+    );
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'DeleteOwnFleetScratch',
+        actions: ['elasticfilesystem:DeleteMountTarget', 'elasticfilesystem:DeleteFileSystem'],
+        resources: [fileSystems],
+        conditions: { StringEquals: { [`aws:ResourceTag/${TAG_FLEET}`]: this.fleetId } },
+      }),
+    );
+    // The two-phase delete marks and unmarks, and may touch no other tag.
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'MarkOwnFleetScratch',
+        actions: ['elasticfilesystem:TagResource', 'elasticfilesystem:UntagResource'],
+        resources: [fileSystems],
+        conditions: {
+          StringEquals: { [`aws:ResourceTag/${TAG_FLEET}`]: this.fleetId },
+          'ForAllValues:StringEquals': { 'aws:TagKeys': [TAG_MARKED_IDLE_AT] },
+        },
+      }),
+    );
+    // DeleteMountTarget also deletes the mount target's network interface as the caller.
+    const subnetArns = Object.values(network?.subnets ?? {}).map((s) =>
+      stack.formatArn({ service: 'ec2', resource: 'subnet', resourceName: s.subnetId }),
+    );
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'DeleteMountTargetInterfaces',
+        actions: ['ec2:DeleteNetworkInterface'],
+        resources: [stack.formatArn({ service: 'ec2', resource: 'network-interface', resourceName: '*' })],
+        conditions: subnetArns.length ? { ArnEquals: { 'ec2:Subnet': subnetArns } } : undefined,
+      }),
+    );
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'DenyUntagged',
+        effect: iam.Effect.DENY,
+        actions: deletes,
+        resources: ['*'],
+        conditions: { Null: { [`aws:ResourceTag/${TAG_FLEET}`]: 'true' } },
+      }),
+    );
+  }
+}
+
+function minutes(d: Duration | undefined, fallback: number): number {
+  return d === undefined ? fallback : d.toMinutes();
+}

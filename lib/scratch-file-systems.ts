@@ -1,0 +1,228 @@
+import { Duration, Stack } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import { Construct } from 'constructs';
+import type { AgentConfigInput } from '../core/config';
+import { SCRATCH_CREATE_TAG_KEYS, TAG_FLEET, fleetIdProblem } from '../core/tags';
+import type { IFleetNetwork } from './fleet-network';
+import { invalidProp } from './private/validation';
+
+/** The NFS port of EFS mount targets (TLS mounts use it too, through stunnel). */
+export const NFS_PORT = 2049;
+
+/** The `scratch` section of the agent config. */
+export type ScratchAgentSettings = NonNullable<AgentConfigInput['scratch']>;
+
+/** Props of {@link ScratchFileSystems}. */
+export interface ScratchFileSystemsProps {
+  /** The fleet id: every scratch file system carries it in the `mountfleet:fleet` tag, and IAM keys on it. */
+  readonly fleetId: string;
+  /** The VPC and subnet per AZ ID that mount targets go into (one per zone the fleet runs in). */
+  readonly network: IFleetNetwork;
+  /** A security group for the mount targets. @default - a new one with no rules until `allowMountsFrom` */
+  readonly securityGroup?: ec2.ISecurityGroup;
+  /** A KMS key for the file systems. @default - the AWS managed key `aws/elasticfilesystem` */
+  readonly encryptionKey?: kms.IKey;
+  /** Where `mountfleet scratch run` mounts when no `--path` is given. @default '/mnt/scratch' */
+  readonly mountPath?: string;
+  /** How long a job gets after SIGTERM before the agent unmounts lazily. @default Duration.seconds(20) */
+  readonly teardownGrace?: Duration;
+}
+
+/**
+ * What per-job EFS One Zone scratch file systems need at deploy time. The agent creates and deletes the
+ * file systems at run time (bursting throughput, `Backup: false`, encrypted, tagged with the fleet id);
+ * this construct provides the mount-target security group (TCP 2049 from the fleet only), the subnet
+ * per AZ ID, and the tag-scoped IAM: create only with the fleet tag and encryption, touch only what
+ * carries the fleet tag, and an explicit deny for anything untagged.
+ */
+export class ScratchFileSystems extends Construct implements ec2.IConnectable {
+  readonly fleetId: string;
+  /** The mount targets' security group. */
+  readonly securityGroup: ec2.ISecurityGroup;
+  /** Network access to the mount targets (default port TCP 2049). */
+  readonly connections: ec2.Connections;
+  /** Subnet for mount targets, per AZ ID. */
+  readonly subnets: Record<string, ec2.ISubnet>;
+  private readonly encryptionKey?: kms.IKey;
+  private readonly mountPath: string;
+  private readonly teardownGrace: Duration;
+
+  constructor(scope: Construct, id: string, props: ScratchFileSystemsProps) {
+    super(scope, id);
+    const problem = fleetIdProblem(props.fleetId);
+    if (problem) invalidProp(this, 'fleetId', problem);
+    if (Object.keys(props.network.subnets).length === 0) {
+      invalidProp(this, 'network.subnets', 'has no subnet', 'give one subnet per AZ ID the fleet runs in');
+    }
+    this.fleetId = props.fleetId;
+    this.subnets = { ...props.network.subnets };
+    this.encryptionKey = props.encryptionKey;
+    this.mountPath = props.mountPath ?? '/mnt/scratch';
+    this.teardownGrace = props.teardownGrace ?? Duration.seconds(20);
+    this.securityGroup =
+      props.securityGroup ??
+      new ec2.SecurityGroup(this, 'SecurityGroup', {
+        vpc: props.network.vpc,
+        description: `EFS scratch mount targets of fleet ${props.fleetId}: NFS from the fleet only`,
+        allowAllOutbound: false,
+      });
+    this.connections = new ec2.Connections({
+      securityGroups: [this.securityGroup],
+      defaultPort: ec2.Port.tcp(NFS_PORT),
+    });
+  }
+
+  /** The mount targets' security group id. */
+  get securityGroupId(): string {
+    return this.securityGroup.securityGroupId;
+  }
+
+  /** The mount-target subnet id for an AZ ID. */
+  subnetIdFor(azId: string): string {
+    const subnet = this.subnets[azId];
+    if (!subnet)
+      invalidProp(
+        this,
+        `subnetIdFor(${azId})`,
+        `no subnet in ${azId}`,
+        `known: ${Object.keys(this.subnets).join(', ')}`,
+      );
+    return subnet.subnetId;
+  }
+
+  /** Lets a peer (the fleet) reach the mount targets on TCP 2049 — the only rule the group gets. */
+  allowMountsFrom(peer: ec2.IConnectable): void {
+    this.connections.allowDefaultPortFrom(peer, `NFS from fleet ${this.fleetId}`);
+  }
+
+  /** The `scratch` settings of the agent config. */
+  agentSettings(): ScratchAgentSettings {
+    return {
+      securityGroupId: this.securityGroupId,
+      subnets: Object.fromEntries(Object.entries(this.subnets).map(([azId, s]) => [azId, s.subnetId])),
+      path: this.mountPath,
+      teardownGraceSeconds: this.teardownGrace.toSeconds(),
+      ...(this.encryptionKey ? { kmsKeyId: this.encryptionKey.keyArn } : {}),
+    };
+  }
+
+  /**
+   * Grants the instance role what the agent needs to create, mount and delete its scratch file systems,
+   * scoped by the fleet tag.
+   */
+  grantCreateAndDelete(grantee: iam.IGrantable): iam.Grant {
+    const stack = Stack.of(this);
+    const fileSystems = stack.formatArn({
+      service: 'elasticfilesystem',
+      resource: 'file-system',
+      resourceName: '*',
+    });
+    const allow = (
+      actions: string[],
+      resourceArns: string[],
+      conditions?: Record<string, Record<string, unknown>>,
+    ) => iam.Grant.addToPrincipal({ grantee, actions, resourceArns, conditions });
+    // CreateFileSystem has no resource type: the request's tags and encryption are what can be checked.
+    let grant = allow(['elasticfilesystem:CreateFileSystem'], ['*'], {
+      StringEquals: { [`aws:RequestTag/${TAG_FLEET}`]: this.fleetId },
+      'ForAllValues:StringEquals': { 'aws:TagKeys': [...SCRATCH_CREATE_TAG_KEYS] },
+      Bool: { 'elasticfilesystem:Encrypted': 'true' },
+    })
+      .combine(
+        allow(['elasticfilesystem:TagResource'], [fileSystems], {
+          StringEquals: {
+            'elasticfilesystem:CreateAction': 'CreateFileSystem',
+            [`aws:RequestTag/${TAG_FLEET}`]: this.fleetId,
+          },
+        }),
+      )
+      .combine(
+        allow(
+          [
+            'elasticfilesystem:CreateMountTarget',
+            'elasticfilesystem:DescribeMountTargets',
+            'elasticfilesystem:DeleteMountTarget',
+            'elasticfilesystem:DeleteFileSystem',
+          ],
+          [fileSystems],
+          { StringEquals: { [`aws:ResourceTag/${TAG_FLEET}`]: this.fleetId } },
+        ),
+      )
+      // Lookup by CreationToken (idempotent create) is a list call: no resource-level permission exists.
+      .combine(
+        allow(
+          ['elasticfilesystem:DescribeFileSystems', 'ec2:DescribeSubnets', 'ec2:DescribeNetworkInterfaces'],
+          ['*'],
+        ),
+      )
+      // CreateMountTarget/DeleteMountTarget act on the mount target's network interface as the caller.
+      .combine(
+        allow(
+          ['ec2:CreateNetworkInterface', 'ec2:DeleteNetworkInterface'],
+          [stack.formatArn({ service: 'ec2', resource: 'network-interface', resourceName: '*' })],
+          { ArnEquals: { 'ec2:Subnet': this.subnetArns() } },
+        ),
+      )
+      .combine(
+        allow(
+          ['ec2:CreateNetworkInterface'],
+          [
+            ...this.subnetArns(),
+            stack.formatArn({
+              service: 'ec2',
+              resource: 'security-group',
+              resourceName: this.securityGroupId,
+            }),
+          ],
+        ),
+      )
+      // The first EFS file system of an account creates the EFS service-linked role.
+      .combine(
+        allow(
+          ['iam:CreateServiceLinkedRole'],
+          [
+            stack.formatArn({
+              service: 'iam',
+              region: '',
+              resource: 'role',
+              resourceName:
+                'aws-service-role/elasticfilesystem.amazonaws.com/AWSServiceRoleForAmazonElasticFileSystem',
+            }),
+          ],
+          { StringEquals: { 'iam:AWSServiceName': 'elasticfilesystem.amazonaws.com' } },
+        ),
+      );
+    // Whatever else the role is granted, nothing untagged is ever touched.
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        effect: iam.Effect.DENY,
+        actions: [
+          'elasticfilesystem:CreateMountTarget',
+          'elasticfilesystem:DeleteMountTarget',
+          'elasticfilesystem:DeleteFileSystem',
+        ],
+        resources: ['*'],
+        conditions: { Null: { [`aws:ResourceTag/${TAG_FLEET}`]: 'true' } },
+      }),
+    );
+    if (this.encryptionKey) {
+      grant = grant.combine(
+        this.encryptionKey.grant(
+          grantee,
+          'kms:DescribeKey',
+          'kms:CreateGrant',
+          'kms:GenerateDataKeyWithoutPlaintext',
+        ),
+      );
+    }
+    return grant;
+  }
+
+  private subnetArns(): string[] {
+    return Object.values(this.subnets).map((s) =>
+      Stack.of(this).formatArn({ service: 'ec2', resource: 'subnet', resourceName: s.subnetId }),
+    );
+  }
+}

@@ -1,0 +1,80 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { run } from '../../agent/cli';
+import type { PlanResult } from '../../core/plan/model';
+
+/** Runs the CLI in-process and captures what it writes. */
+async function mountfleet(...args: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const out = jest.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+    stdout += String(chunk);
+    return true;
+  });
+  const err = jest.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+    stderr += String(chunk);
+    return true;
+  });
+  try {
+    const code = await run(['node', 'mountfleet', ...args]);
+    return { code, stdout, stderr };
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+  }
+}
+
+const SEED = ['--preset', 'encode-ladder', '--input-size', '30.12GiB', '--duration', '30m', '--run-time', '54m59s'];
+
+describe('mountfleet plan', () => {
+  it('prints the seed plan as a table on stderr', async () => {
+    const r = await mountfleet('plan', ...SEED, '--region', 'ap-northeast-1', '--at-bitrate', '50,147,503');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^total\s+361\.92\s+32\.26\s+152\.90/m);
+    expect(r.stderr).toMatch(/the 2\.1 TiB credit survives/);
+    expect(r.stderr).toMatch(/^147 Mbps\s+\S+\s+6 h 5\d min/m);
+    expect(r.stderr).toMatch(/^use: EFS One Zone, bursting/m);
+    expect(r.stderr).toMatch(/prices as of 2026-06/);
+  });
+
+  it('prints one JSON document with --json, honouring price overrides', async () => {
+    const r = await mountfleet('plan', ...SEED, '--region', 'us-east-1', '--price', 'efsOneZoneStorageGbMonth=1', '--json');
+    expect(r.code).toBe(0);
+    const plan = JSON.parse(r.stdout) as PlanResult;
+    expect(plan.prices.efsOneZoneStorageGbMonth).toBe(1);
+    expect(plan.totals.meteredGib).toBeCloseTo(152.9, 1);
+    // At $1/GB-month EFS storage no longer beats gp3 at twice the used size.
+    expect(plan.recommendation.option).toBe('ebs-gp3-2x');
+  });
+
+  it('reads a JSON workload file and adds --step steps after it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'plan-'));
+    const file = join(dir, 'workload.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        input: { duration: '10m', bitrate: '100Mbps' },
+        steps: [{ name: 'stage', write: '1' }, { name: 'scan', read: '3', time: '5m' }],
+        runTime: '20m',
+      }),
+    );
+    const r = await mountfleet('plan', '--workload', file, '--step', 'report:write=200MiB', '--json');
+    expect(r.code).toBe(0);
+    const plan = JSON.parse(r.stdout) as PlanResult;
+    expect(plan.steps.map((s) => s.name)).toEqual(['stage', 'scan', 'report']);
+    expect(plan.steps[1].seconds).toBe(300);
+    expect(plan.steps[2].writeGib).toBeCloseTo(200 / 1024, 9);
+    expect(plan.input.gib).toBeCloseTo((100e6 * 600) / 8 / 1024 ** 3, 9);
+  });
+
+  it('exits 2 with a message naming what is missing', async () => {
+    const noRun = await mountfleet('plan', '--preset', 'encode-ladder', '--input-size', '1GiB');
+    expect(noRun.code).toBe(2);
+    expect(noRun.stderr).toMatch(/--run-time/);
+    const badStep = await mountfleet('plan', '--input-size', '1GiB', '--run-time', '1m', '--step', 'x:read=fast');
+    expect(badStep.code).toBe(2);
+    expect(badStep.stderr).toMatch(/multiple of the input/);
+  });
+});

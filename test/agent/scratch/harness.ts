@@ -1,0 +1,231 @@
+/**
+ * Drives the real `mountfleet scratch run` bundle against the emulator, a fault proxy of its own per run
+ * (so runs can go in parallel, each with its own faults), the IMDS stand-in and the stand-in EFS mount
+ * helper, and checks what the emulator has left afterwards.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DescribeNetworkInterfacesCommand, RunInstancesCommand } from '@aws-sdk/client-ec2';
+import {
+  DescribeFileSystemsCommand,
+  DescribeMountTargetsCommand,
+  type FileSystemDescription,
+} from '@aws-sdk/client-efs';
+import { ec2Client, efsClient } from '../../../core/aws';
+import { TAG_FLEET, TAG_JOB } from '../../../core/tags';
+import { CLI_BUNDLE } from '../../support/cli';
+import { FaultProxy } from '../../support/fault-proxy';
+import { createNetwork, type TestNetwork } from '../../support/fixtures';
+import { ImdsStandIn } from '../../support/imds';
+import { REPO_ROOT } from '../../support/moto';
+
+export const MOUNT_HELPER_STANDIN = join(REPO_ROOT, 'test', 'support', 'efs-mount-helper-standin', 'mount.efs-standin');
+export const FLEET = 'scratch-it';
+
+/** An instance in the emulator (so the reaper can see it), and the IMDS stand-in that speaks for it. */
+export interface TestInstance {
+  readonly imds: ImdsStandIn;
+  readonly instanceId: string;
+}
+
+export async function launchInstance(net: TestNetwork): Promise<TestInstance> {
+  const subnet = net.subnets[0];
+  const out = await ec2Client({ maxAttempts: 1 }).send(
+    new RunInstancesCommand({ ImageId: 'ami-12c6146b', MinCount: 1, MaxCount: 1, SubnetId: subnet.subnetId }),
+  );
+  const instanceId = out.Instances![0].InstanceId!;
+  const imds = await ImdsStandIn.start({
+    instanceId,
+    availabilityZone: subnet.availabilityZone,
+    availabilityZoneId: subnet.availabilityZoneId,
+  });
+  return { imds, instanceId };
+}
+
+export interface RunSpec {
+  readonly job: string;
+  readonly command: string[];
+  readonly net: TestNetwork;
+  readonly instance: TestInstance;
+  readonly emulator: string;
+  /** Faults for this run only. */
+  readonly faults?: (proxy: FaultProxy) => void;
+  readonly extraArgs?: string[];
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+export interface ScratchRun {
+  readonly child: ChildProcess;
+  readonly proxy: FaultProxy;
+  /** A private temp dir: the mount path is `${dir}/scratch`, the helper's log `${dir}/helper.log`. */
+  readonly dir: string;
+  readonly path: string;
+  stderr(): string;
+  /** Resolves once stderr matches (rejects after timeoutMs). */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<void>;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** The helper's calls, one argv array each. */
+  helperCalls(): string[][];
+}
+
+export async function startRun(spec: RunSpec): Promise<ScratchRun> {
+  const proxy = await FaultProxy.start({ target: spec.emulator });
+  spec.faults?.(proxy);
+  const dir = mkdtempSync(join(tmpdir(), 'mf-scratch-'));
+  const path = join(dir, 'scratch');
+  // No agent.json: everything comes from flags, as on an instance outside any fleet.
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    AWS_ENDPOINT_URL: proxy.endpoint,
+    AWS_EC2_METADATA_SERVICE_ENDPOINT: spec.instance.imds.endpoint,
+    MOUNTFLEET_EFS_MOUNT_HELPER: MOUNT_HELPER_STANDIN,
+    MOUNTFLEET_STANDIN_MOUNT_LOG: join(dir, 'helper.log'),
+    TEST_DIR: dir,
+    ...spec.env,
+  };
+  delete env.MOUNTFLEET_CONFIG;
+  const child = spawn(
+    process.execPath,
+    [
+      CLI_BUNDLE,
+      'scratch',
+      'run',
+      '--job',
+      spec.job,
+      '--fleet',
+      FLEET,
+      '--subnet',
+      spec.net.subnets[0].subnetId,
+      '--security-group',
+      spec.net.securityGroupId,
+      '--path',
+      path,
+      '--teardown-grace',
+      '2',
+      '--spot-poll-ms',
+      '500',
+      ...(spec.extraArgs ?? []),
+      '--',
+      ...spec.command,
+    ],
+    {
+      cwd: dir,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let stderr = '';
+  const waiters: Array<{ pattern: RegExp; resolve: () => void }> = [];
+  child.stdout!.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => {
+    stderr += d.toString();
+    for (const w of [...waiters]) {
+      if (w.pattern.test(stderr)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve();
+      }
+    }
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('close', (code, signal) => resolve({ code, signal })),
+  );
+  return {
+    child,
+    proxy,
+    dir,
+    path,
+    stderr: () => stderr,
+    exited,
+    waitFor(pattern, timeoutMs = 15_000) {
+      if (pattern.test(stderr)) return Promise.resolve();
+      return new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`timed out waiting for ${pattern} in stderr:\n${stderr}`)),
+          timeoutMs,
+        );
+        waiters.push({
+          pattern,
+          resolve: () => {
+            clearTimeout(timer);
+            resolve();
+          },
+        });
+        void exited.then(() => {
+          clearTimeout(timer);
+          if (pattern.test(stderr)) resolve();
+          else reject(new Error(`exited before ${pattern} appeared in stderr:\n${stderr}`));
+        });
+      });
+    },
+    helperCalls() {
+      try {
+        return readFileSync(join(dir, 'helper.log'), 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as string[]);
+      } catch {
+        return [];
+      }
+    },
+  };
+}
+
+/** Unmounts anything left under the run's dir (a killed agent's mount), stops its proxy, removes the dir. */
+export async function cleanUpRun(run: ScratchRun): Promise<void> {
+  if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill('SIGKILL');
+  await run.exited;
+  killJob(run);
+  for (const mountPoint of mountsUnder(run.dir)) spawnSync('umount', ['-l', mountPoint]);
+  await run.proxy.stop();
+  rmSync(run.dir, { recursive: true, force: true });
+}
+
+/** Kills the job of a run whose CMD wrote its pid to $TEST_DIR/job.pid (its process group). */
+export function killJob(run: ScratchRun): void {
+  try {
+    const pid = Number(readFileSync(join(run.dir, 'job.pid'), 'utf8').trim());
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // no job, or already gone
+  }
+}
+
+export function mountsUnder(dir: string): string[] {
+  return readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .map((l) => l.split(' ')[4])
+    .filter((p): p is string => p !== undefined && p.startsWith(dir + '/'));
+}
+
+export function fsTag(fs: FileSystemDescription, key: string): string | undefined {
+  return fs.Tags?.find((t) => t.Key === key)?.Value;
+}
+
+/** The emulator's file systems of this fleet (and job, when given). */
+export async function fileSystemsOf(job?: string): Promise<FileSystemDescription[]> {
+  const all = (await efsClient({ maxAttempts: 1 }).send(new DescribeFileSystemsCommand({}))).FileSystems ?? [];
+  return all.filter((fs) => fsTag(fs, TAG_FLEET) === FLEET && (job === undefined || fsTag(fs, TAG_JOB) === job));
+}
+
+/** What a run may leave: file systems of the fleet (or job), their mount targets, and mount-target network interfaces in the VPC. */
+export async function leftovers(net: TestNetwork, job?: string) {
+  const efs = efsClient({ maxAttempts: 1 });
+  const fileSystems = await fileSystemsOf(job);
+  let mountTargets = 0;
+  for (const fs of fileSystems) {
+    mountTargets += (await efs.send(new DescribeMountTargetsCommand({ FileSystemId: fs.FileSystemId })))
+      .MountTargets!.length;
+  }
+  const interfaces = (
+    await ec2Client({ maxAttempts: 1 }).send(
+      new DescribeNetworkInterfacesCommand({ Filters: [{ Name: 'vpc-id', Values: [net.vpcId] }] }),
+    )
+  ).NetworkInterfaces!.filter((n) => n.Attachment?.InstanceId === undefined).length;
+  return { fileSystems: fileSystems.map((f) => f.FileSystemId), mountTargets, interfaces };
+}
+
+export const NOTHING_LEFT = { fileSystems: [], mountTargets: 0, interfaces: 0 };
+
+export { createNetwork };

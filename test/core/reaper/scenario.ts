@@ -1,0 +1,136 @@
+/**
+ * Builds reaper scenarios in the emulator: owner instances in a given state, scratch file systems with or
+ * without a mount target and idle mark, and ClientConnections datapoints seeded into `AWS/EFS`.
+ */
+import { PutMetricDataCommand, type CloudWatchClient } from '@aws-sdk/client-cloudwatch';
+import {
+  RunInstancesCommand,
+  StopInstancesCommand,
+  TerminateInstancesCommand,
+  type EC2Client,
+} from '@aws-sdk/client-ec2';
+import { DescribeFileSystemsCommand, type EFSClient, type FileSystemDescription } from '@aws-sdk/client-efs';
+import type { Clock } from '../../../core/clock';
+import { TAG_FLEET, TAG_MARKED_IDLE_AT } from '../../../core/tags';
+import { createScratchFileSystem, type TestNetwork } from '../../support/fixtures';
+
+/** An instance id in the right format that EC2 has never heard of. */
+export const UNKNOWN_INSTANCE = 'i-0123456789abcdef0';
+
+export type OwnerState = 'running' | 'stopped' | 'terminated';
+
+/** Launches `count` instances tagged with the fleet and brings them to `state`. */
+export async function launchOwners(
+  ec2: EC2Client,
+  fleet: string,
+  state: OwnerState,
+  count = 1,
+  subnetId?: string,
+): Promise<string[]> {
+  const run = await ec2.send(
+    new RunInstancesCommand({
+      ImageId: 'ami-12c6146b',
+      InstanceType: 't3.micro',
+      MinCount: count,
+      MaxCount: count,
+      SubnetId: subnetId,
+      TagSpecifications: [{ ResourceType: 'instance', Tags: [{ Key: TAG_FLEET, Value: fleet }] }],
+    }),
+  );
+  const ids = run.Instances!.map((i) => i.InstanceId!);
+  if (state === 'terminated') await ec2.send(new TerminateInstancesCommand({ InstanceIds: ids }));
+  if (state === 'stopped') await ec2.send(new StopInstancesCommand({ InstanceIds: ids }));
+  return ids;
+}
+
+/** A fixed clock `offsetMinutes` after the real time (moto stamps CreationTime with the real time). */
+export function clockAt(
+  offsetMinutes: number,
+  base = Date.now(),
+): Clock & { advance(minutes: number): void } {
+  let now = base + offsetMinutes * 60_000;
+  return {
+    now: () => now,
+    sleep: async (ms) => void (now += ms),
+    advance: (minutes) => void (now += minutes * 60_000),
+  };
+}
+
+export interface FileSystemSpec {
+  readonly fleet?: string;
+  readonly owner?: string;
+  readonly mountTarget?: boolean;
+  /** ISO time for `mountfleet:marked-idle-at`. */
+  readonly markedIdleAt?: string;
+}
+
+let tokens = 0;
+export async function createFileSystem(
+  efs: EFSClient,
+  net: TestNetwork,
+  spec: FileSystemSpec,
+): Promise<string> {
+  return createScratchFileSystem(
+    efs,
+    {
+      fleet: spec.fleet,
+      owner: spec.owner,
+      job: `job-${++tokens}`,
+      mountTargetSubnet: spec.mountTarget ? net.subnets[0] : undefined,
+      securityGroupId: net.securityGroupId,
+      extraTags: spec.markedIdleAt ? [{ Key: TAG_MARKED_IDLE_AT, Value: spec.markedIdleAt }] : [],
+    },
+    `reaper-test-${process.pid}-${tokens}`,
+  );
+}
+
+/** Seeds one ClientConnections datapoint per value, a minute apart, ending `minutesAgo` before `now`. */
+export async function seedConnections(
+  cloudwatch: CloudWatchClient,
+  fileSystemIds: readonly string[],
+  values: readonly number[],
+  now: number,
+  minutesAgo = 10,
+): Promise<void> {
+  const data = fileSystemIds.flatMap((id) =>
+    values.map((value, i) => ({
+      MetricName: 'ClientConnections',
+      Dimensions: [{ Name: 'FileSystemId', Value: id }],
+      Timestamp: new Date(now - (minutesAgo + i) * 60_000),
+      Value: value,
+      Unit: 'Count' as const,
+    })),
+  );
+  // PutMetricData takes up to 1,000 datapoints per call.
+  for (let i = 0; i < data.length; i += 1000) {
+    await cloudwatch.send(
+      new PutMetricDataCommand({ Namespace: 'AWS/EFS', MetricData: data.slice(i, i + 1000) }),
+    );
+  }
+}
+
+export async function describeAll(efs: EFSClient): Promise<Map<string, FileSystemDescription>> {
+  const all = new Map<string, FileSystemDescription>();
+  let marker: string | undefined;
+  do {
+    const page = await efs.send(new DescribeFileSystemsCommand({ MaxItems: 100, Marker: marker }));
+    for (const fs of page.FileSystems ?? []) all.set(fs.FileSystemId!, fs);
+    marker = page.NextMarker || undefined;
+  } while (marker);
+  return all;
+}
+
+export function tagOf(fs: FileSystemDescription | undefined, key: string): string | undefined {
+  return fs?.Tags?.find((t) => t.Key === key)?.Value;
+}
+
+/** A DescribeFileSystems body rewrite that reports the given lifecycle state for some file systems. */
+export function withLifecycleState(states: Readonly<Record<string, string>>) {
+  return (body: string): string => {
+    const parsed = JSON.parse(body) as { FileSystems?: { FileSystemId: string; LifeCycleState: string }[] };
+    for (const fs of parsed.FileSystems ?? []) {
+      if (states[fs.FileSystemId]) fs.LifeCycleState = states[fs.FileSystemId];
+    }
+    return JSON.stringify(parsed);
+  };
+}
