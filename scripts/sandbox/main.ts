@@ -1,0 +1,518 @@
+/**
+ * The local sandbox: the whole toolkit end to end on one machine, with no AWS account.
+ *
+ *   npx tsx scripts/sandbox/main.ts [--json] [--keep-going]
+ *
+ * 1. starts the AWS emulator (moto) and an IMDSv2 stand-in on loopback;
+ * 2. `cdk bootstrap` + `cdk deploy` of the bundled app into it with the real CDK CLI (sandbox profile);
+ * 3. plays fleet instances launched by the deployed Auto Scaling group: a scratch job that writes and reads,
+ *    one killed mid-run, one that receives a Spot interruption notice, one still running;
+ * 4. runs the deployed reaper's handler code against the emulator (emulated Lambda cannot run it);
+ * 5. prints a report (and `--json` for machines);
+ * 6. destroys the stack and stops everything it started, also on Ctrl-C.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DescribeAutoScalingGroupsCommand, AutoScalingClient } from '@aws-sdk/client-auto-scaling';
+import {
+  DescribeInstancesCommand,
+  DescribeLaunchTemplateVersionsCommand,
+  DescribeSubnetsCommand,
+  TerminateInstancesCommand,
+} from '@aws-sdk/client-ec2';
+import { DescribeFileSystemsCommand, type FileSystemDescription } from '@aws-sdk/client-efs';
+import { GetFunctionConfigurationCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { clientConfig, ec2Client, efsClient } from '../../core/aws';
+import { TAG_FLEET, TAG_JOB } from '../../core/tags';
+import { ImdsStandIn } from '../../test/support/imds';
+import { MotoServer, REPO_ROOT } from '../../test/support/moto';
+import { Cleanups } from './cleanup';
+import { Progress } from './progress';
+
+const json = process.argv.includes('--json');
+const STACK = 'Mountfleet';
+const FLEET_ID = 'sandbox';
+const ACCOUNT = '123456789012';
+const REGION = 'us-east-1';
+const CLI = join(REPO_ROOT, 'dist', 'agent', 'mountfleet.js');
+const EFS_HELPER_STANDIN = join(
+  REPO_ROOT,
+  'test',
+  'support',
+  'efs-mount-helper-standin',
+  'mount.efs-standin',
+);
+
+const progress = new Progress();
+const cleanups = new Cleanups();
+const log = (m: string) => progress.note(m);
+
+interface Job {
+  readonly id: string;
+  readonly instanceId: string;
+  outcome: string;
+  exitCode?: number | null;
+  fileSystemId?: string;
+}
+
+function sandboxEnv(moto: MotoServer, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    AWS_REGION: REGION,
+    AWS_ACCESS_KEY_ID: 'sandbox',
+    AWS_SECRET_ACCESS_KEY: 'sandbox',
+    AWS_SESSION_TOKEN: 'sandbox',
+    AWS_ENDPOINT_URL: moto.endpoint,
+    // moto only parses a path-style template URL on `localhost` (see the emulator reference).
+    AWS_ENDPOINT_URL_S3_FOR_CLOUDFORMATION: `http://localhost:${moto.port}`,
+    CDK_DISABLE_CLI_TELEMETRY: 'true',
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    ...extra,
+  };
+}
+
+function run(
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, out }));
+  });
+}
+
+async function cdk(args: string[], env: NodeJS.ProcessEnv, cwd = REPO_ROOT): Promise<string> {
+  const r = await run(join(REPO_ROOT, 'node_modules', '.bin', 'cdk'), args, env, cwd);
+  if (r.code !== 0) throw new Error(`cdk ${args[0]} failed (exit ${r.code}):\n${r.out.slice(-3000)}`);
+  return r.out;
+}
+
+interface RunningJob {
+  readonly child: ChildProcess;
+  readonly done: Promise<number | null>;
+  output(): string;
+  /** Kills the agent and everything it started, as losing the instance would. */
+  killAll(): void;
+}
+
+/** Starts `mountfleet scratch run` for a job as the played instance would (its own process group). */
+function startJob(job: Job, env: NodeJS.ProcessEnv, script: string): RunningJob {
+  const path = join(env.TMPDIR!, 'scratch', job.id);
+  const child = spawn(
+    process.execPath,
+    [CLI, 'scratch', 'run', '--job', job.id, '--path', path, '--', 'sh', '-c', script],
+    {
+      cwd: REPO_ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    },
+  );
+  let output = '';
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  const done = new Promise<number | null>((resolve) =>
+    child.on('close', (code, signal) => resolve(code ?? (signal ? -1 : null))),
+  );
+  return {
+    child,
+    done,
+    output: () => output,
+    killAll: () => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    },
+  };
+}
+
+async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 30000,
+): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+async function scratchOf(jobId: string): Promise<FileSystemDescription[]> {
+  const out = await efsClient().send(new DescribeFileSystemsCommand({ MaxItems: 100 }));
+  return (out.FileSystems ?? []).filter(
+    (fs) =>
+      fs.Tags?.some((t) => t.Key === TAG_FLEET && t.Value === FLEET_ID) &&
+      fs.Tags?.some((t) => t.Key === TAG_JOB && t.Value === jobId),
+  );
+}
+
+async function fleetScratch(): Promise<FileSystemDescription[]> {
+  const out = await efsClient().send(new DescribeFileSystemsCommand({ MaxItems: 100 }));
+  return (out.FileSystems ?? []).filter((fs) =>
+    fs.Tags?.some((t) => t.Key === TAG_FLEET && t.Value === FLEET_ID),
+  );
+}
+
+const WRITE_READ_SCRIPT = [
+  'set -e',
+  'head -c 8388608 /dev/urandom > "$MOUNTFLEET_SCRATCH/data.bin"',
+  'sum1=$(sha256sum < "$MOUNTFLEET_SCRATCH/data.bin")',
+  'cp "$MOUNTFLEET_SCRATCH/data.bin" "$MOUNTFLEET_SCRATCH/copy.bin"',
+  'sum2=$(sha256sum < "$MOUNTFLEET_SCRATCH/copy.bin")',
+  '[ "$sum1" = "$sum2" ]',
+  'df -h "$MOUNTFLEET_SCRATCH" | tail -1',
+].join('; ');
+
+interface FleetInstance {
+  readonly instanceId: string;
+  readonly instanceType: string;
+  readonly availabilityZone: string;
+  readonly availabilityZoneId: string;
+  readonly launchTemplateId: string;
+}
+
+interface ReaperReport {
+  readonly deleted: string[];
+  readonly kept: { id: string; reason: string }[];
+  readonly failed: { id: string; error: string }[];
+  readonly [key: string]: unknown;
+}
+
+let report: Record<string, unknown> = {};
+
+async function stackOutputs(outputsFile: string): Promise<Record<string, string>> {
+  const all = JSON.parse(readFileSync(outputsFile, 'utf8')) as Record<string, Record<string, string>>;
+  return all[STACK];
+}
+
+/** The instances the deployed Auto Scaling group launched in the emulator, with their zone facts. */
+async function fleetInstances(asgName: string, count: number): Promise<FleetInstance[]> {
+  const asg = new AutoScalingClient(clientConfig());
+  const group = await waitFor('the Auto Scaling group to launch instances', async () => {
+    const g = (await asg.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [asgName] })))
+      .AutoScalingGroups?.[0];
+    return (g?.Instances?.length ?? 0) >= count ? g : undefined;
+  });
+  const ids = group.Instances!.slice(0, count).map((i) => i.InstanceId!);
+  const ec2 = ec2Client();
+  const reservations =
+    (await ec2.send(new DescribeInstancesCommand({ InstanceIds: ids }))).Reservations ?? [];
+  const described = reservations.flatMap((r) => r.Instances ?? []);
+  const subnets = (
+    await ec2.send(new DescribeSubnetsCommand({ SubnetIds: described.map((i) => i.SubnetId!) }))
+  ).Subnets!;
+  return described.map((i) => {
+    const subnet = subnets.find((s) => s.SubnetId === i.SubnetId)!;
+    return {
+      instanceId: i.InstanceId!,
+      instanceType: i.InstanceType!,
+      availabilityZone: subnet.AvailabilityZone!,
+      availabilityZoneId: subnet.AvailabilityZoneId!,
+      launchTemplateId:
+        group.MixedInstancesPolicy?.LaunchTemplate?.LaunchTemplateSpecification?.LaunchTemplateId ??
+        group.LaunchTemplate?.LaunchTemplateId ??
+        '',
+    };
+  });
+}
+
+/** agent.json exactly as ComputeFleet's user data writes it on a real instance. */
+async function agentConfigFromUserData(launchTemplateId: string): Promise<unknown> {
+  const versions = await ec2Client().send(
+    new DescribeLaunchTemplateVersionsCommand({ LaunchTemplateId: launchTemplateId, Versions: ['$Latest'] }),
+  );
+  const userData = Buffer.from(
+    versions.LaunchTemplateVersions![0].LaunchTemplateData!.UserData!,
+    'base64',
+  ).toString();
+  const m = /cat > \/etc\/mountfleet\/agent\.json <<'MOUNTFLEET_EOF'\n([\s\S]*?)\nMOUNTFLEET_EOF/.exec(
+    userData,
+  );
+  if (!m) throw new Error('no agent.json in the launch template user data');
+  return JSON.parse(m[1]);
+}
+
+/** What instance loss does to a killed job's mount: it goes away with the machine. */
+function releaseOrphanedMounts(fileSystemId: string | undefined, mountLog: string): void {
+  if (!fileSystemId) return;
+  for (const line of readFileSync(mountLog, 'utf8').split('\n').filter(Boolean)) {
+    const [source, dir] = JSON.parse(line) as string[];
+    if (source.startsWith(`${fileSystemId}:`)) spawnSync('umount', ['-l', dir]);
+  }
+}
+
+/** Loads the reaper bundle that was deployed and calls its handler with the deployed function's settings. */
+async function invokeReaper(functionName: string): Promise<ReaperReport> {
+  const lambda = new LambdaClient(clientConfig());
+  const fn = await lambda.send(new GetFunctionConfigurationCommand({ FunctionName: functionName }));
+  Object.assign(process.env, fn.Environment?.Variables ?? {});
+  const [file, exportName] = (fn.Handler ?? 'index.handler').split('.');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const mod = require(join(REPO_ROOT, 'dist', 'lambda', 'reaper', `${file}.js`)) as Record<
+    string,
+    (event: unknown, context: unknown) => Promise<ReaperReport>
+  >;
+  const deadline = Date.now() + (fn.Timeout ?? 300) * 1000;
+  const context = {
+    functionName,
+    awsRequestId: 'sandbox-invocation',
+    getRemainingTimeInMillis: () => deadline - Date.now(),
+  };
+  const event = {
+    'detail-type': 'Scheduled Event',
+    source: 'aws.events',
+    time: new Date().toISOString(),
+    region: REGION,
+    account: ACCOUNT,
+    detail: {},
+  };
+  return mod[exportName](event, context);
+}
+
+async function main(): Promise<number> {
+  cleanups.onSignals(log);
+  const work = mkdtempSync(join(tmpdir(), 'mountfleet-sandbox-'));
+  cleanups.add('remove work directory', () => rmSync(work, { recursive: true, force: true }));
+
+  const moto = await progress.step(
+    'Start the AWS emulator (moto) on loopback',
+    () => MotoServer.start(),
+    (m) => m.endpoint,
+  );
+  cleanups.add('stop the emulator', () => moto.stop());
+  const env = sandboxEnv(moto);
+  Object.assign(process.env, env);
+
+  await progress.step('cdk bootstrap aws://123456789012/us-east-1 (real CDK CLI)', () =>
+    // Run outside the project: with an explicit environment, bootstrap needs no synth of the app.
+    cdk(['bootstrap', `aws://${ACCOUNT}/${REGION}`], env, work),
+  );
+  const configFile = join(work, 'sandbox.config.json');
+  writeFileSync(
+    configFile,
+    JSON.stringify({
+      fleetId: FLEET_ID,
+      profile: 'sandbox',
+      account: ACCOUNT,
+      region: REGION,
+      fleet: { desiredCapacity: 2, minCapacity: 0, maxCapacity: 2 },
+    }),
+  );
+  const cdkOut = join(work, 'cdk.out');
+  const outputsFile = join(work, 'outputs.json');
+  await progress.step('cdk deploy of the bundled app (sandbox profile: no Express cache, no alarms)', () =>
+    cdk(
+      [
+        'deploy',
+        STACK,
+        '--require-approval',
+        'never',
+        '--method=direct',
+        '--no-lookups',
+        '--outputs-file',
+        outputsFile,
+        '-o',
+        cdkOut,
+        '-c',
+        `mountfleetConfig=${configFile}`,
+      ],
+      env,
+    ),
+  );
+  let destroyed = false;
+  cleanups.add('cdk destroy', async () => {
+    if (!destroyed)
+      await cdk(['destroy', STACK, '--force', '-o', cdkOut, '-c', `mountfleetConfig=${configFile}`], env);
+  });
+
+  // 3. Play fleet instances from what was deployed.
+  const outputs = await stackOutputs(outputsFile);
+  const instances = await progress.step(
+    'Find the fleet instances the Auto Scaling group launched',
+    () => fleetInstances(outputs.AutoScalingGroupName, 2),
+    (ids) => ids.map((i) => `${i.instanceId} (${i.availabilityZone})`).join(', '),
+  );
+  const agentConfig = await progress.step(
+    'Read agent.json from the launch template user data',
+    () => agentConfigFromUserData(instances[0].launchTemplateId),
+    (c) => `fleet ${(c as { fleetId: string }).fleetId}`,
+  );
+  const agentConfigFile = join(work, 'agent.json');
+  writeFileSync(agentConfigFile, JSON.stringify(agentConfig, null, 2));
+
+  const imds = await Promise.all(
+    instances.map((i) =>
+      ImdsStandIn.start({
+        instanceId: i.instanceId,
+        instanceType: i.instanceType,
+        availabilityZone: i.availabilityZone,
+        availabilityZoneId: i.availabilityZoneId,
+        region: REGION,
+      }),
+    ),
+  );
+  cleanups.add('stop the IMDS stand-ins', () => Promise.all(imds.map((x) => x.stop())).then(() => undefined));
+  const mountLog = join(work, 'efs-mounts.log');
+  const instanceEnv = (n: number) =>
+    sandboxEnv(moto, {
+      MOUNTFLEET_CONFIG: agentConfigFile,
+      MOUNTFLEET_EFS_MOUNT_HELPER: EFS_HELPER_STANDIN,
+      MOUNTFLEET_STANDIN_MOUNT_LOG: mountLog,
+      AWS_EC2_METADATA_SERVICE_ENDPOINT: imds[n].endpoint,
+      TMPDIR: work,
+    });
+  const jobs: Job[] = [];
+
+  // Job 1: writes and reads its scratch, exits 0.
+  const ok: Job = { id: 'demo-write-read', instanceId: instances[0].instanceId, outcome: '' };
+  jobs.push(ok);
+  await progress.step(
+    'Job 1: scratch run -- write 8 MiB, read it back',
+    async () => {
+      const j = startJob(ok, instanceEnv(0), WRITE_READ_SCRIPT);
+      ok.exitCode = await j.done;
+      if (ok.exitCode !== 0) throw new Error(`job exited ${ok.exitCode}:\n${j.output().slice(-2000)}`);
+      ok.outcome = 'completed, scratch torn down';
+    },
+    () => ok.outcome,
+  );
+
+  // Job 4 (started now, checked later): still running on instance 2 while the reaper runs.
+  const busy: Job = { id: 'demo-in-use', instanceId: instances[1].instanceId, outcome: '' };
+  const busyRun = startJob(busy, instanceEnv(1), 'echo running > "$MOUNTFLEET_SCRATCH/state"; sleep 600');
+  cleanups.add('stop job 4', () => busyRun.killAll());
+
+  // Job 2: the agent is SIGKILLed mid-run, then its instance is lost: nothing can tear down.
+  const killed: Job = { id: 'demo-killed', instanceId: instances[0].instanceId, outcome: '' };
+  jobs.push(killed);
+  await progress.step(
+    'Job 2: scratch run, agent killed with SIGKILL mid-job, instance lost',
+    async () => {
+      const j = startJob(killed, instanceEnv(0), 'echo started; sleep 600');
+      await waitFor('job 2 to start running', () => (j.output().includes('started') ? true : undefined));
+      killed.fileSystemId = (await scratchOf(killed.id))[0]?.FileSystemId;
+      j.killAll();
+      killed.exitCode = await j.done;
+      releaseOrphanedMounts(killed.fileSystemId, mountLog);
+      await ec2Client().send(new TerminateInstancesCommand({ InstanceIds: [instances[0].instanceId] }));
+      killed.outcome = `agent killed; ${killed.fileSystemId} left behind`;
+    },
+    () => killed.outcome,
+  );
+
+  // Job 3: a Spot interruption notice appears in IMDS during the job.
+  const spot: Job = { id: 'demo-spot', instanceId: instances[1].instanceId, outcome: '' };
+  jobs.push(spot);
+  await progress.step(
+    'Job 3: scratch run, Spot interruption notice during the job',
+    async () => {
+      const j = startJob(spot, instanceEnv(1), 'echo started; sleep 600');
+      await waitFor('job 3 to start running', () => (j.output().includes('started') ? true : undefined));
+      const noticeAt = Date.now();
+      imds[1].scheduleSpotInterruption({ action: 'terminate', time: new Date(Date.now() + 120_000) });
+      spot.exitCode = await j.done;
+      const left = await scratchOf(spot.id);
+      if (left.length) throw new Error(`job 3 left ${left.map((f) => f.FileSystemId).join(', ')}`);
+      imds[1].cancelSpotInterruption();
+      spot.outcome = `torn down ${((Date.now() - noticeAt) / 1000).toFixed(1)} s after the notice (exit ${spot.exitCode})`;
+    },
+    () => spot.outcome,
+  );
+
+  busy.fileSystemId = await waitFor(
+    'job 4 to hold its scratch',
+    async () => (await scratchOf(busy.id))[0]?.FileSystemId,
+  );
+  jobs.push(busy);
+
+  // 4. The deployed reaper's handler code, with the deployed function's settings.
+  const reaperReport = await progress.step(
+    "Run the deployed reaper's handler against the emulator",
+    () => invokeReaper(outputs.ReaperFunctionName),
+    (r) => `deleted ${r.deleted.length}, kept ${r.kept.length}, failed ${r.failed.length}`,
+  );
+  killed.outcome += reaperReport.deleted.includes(killed.fileSystemId ?? '')
+    ? '; deleted by the reaper'
+    : '; NOT reaped';
+  const busyKept = reaperReport.kept.find((k) => k.id === busy.fileSystemId);
+  busy.outcome = busyKept ? `in use, kept by the reaper (${busyKept.reason})` : 'in use, NOT kept';
+
+  await progress.step('Job 4: finish normally (SIGTERM), scratch torn down', async () => {
+    busyRun.child.kill('SIGTERM');
+    busy.exitCode = await busyRun.done;
+    busy.outcome += `; ended with SIGTERM (exit ${busy.exitCode}), torn down`;
+  });
+
+  const leaked = await fleetScratch();
+  report = {
+    jobs,
+    reaper: reaperReport,
+    leakedFileSystems: leaked.map((f) => f.FileSystemId!),
+    steps: progress.steps,
+  };
+
+  await progress.step('cdk destroy', async () => {
+    await cdk(['destroy', STACK, '--force', '-o', cdkOut, '-c', `mountfleetConfig=${configFile}`], env);
+    destroyed = true;
+  });
+  return leaked.length === 0 && reaperReport.deleted.includes(killed.fileSystemId ?? '-') && busyKept ? 0 : 1;
+}
+
+function printReport(code: number): void {
+  const steps = progress.steps;
+  if (json) {
+    process.stdout.write(JSON.stringify({ ok: code === 0, ...report, steps }, null, 2) + '\n');
+    return;
+  }
+  const jobs = (report.jobs as Job[] | undefined) ?? [];
+  const lines = [
+    '',
+    'mountfleet local sandbox — report',
+    '',
+    'Steps:',
+    ...steps.map((s) => `  ${s.ok ? '✓' : '✗'} ${s.seconds.toFixed(1).padStart(5)} s  ${s.title}`),
+    `  total ${steps.reduce((t, s) => t + s.seconds, 0).toFixed(1)} s`,
+    '',
+    'Scratch jobs:',
+    ...jobs.map((j) => `  ${j.id.padEnd(16)} ${j.fileSystemId ?? ''} ${j.outcome}`),
+    '',
+    `Leaked scratch file systems at the end: ${((report.leakedFileSystems as string[] | undefined) ?? []).length}`,
+    '',
+    'What differs on real AWS:',
+    '  - file systems pass through creating/deleting states (seconds to minutes); here every state is immediate;',
+    '  - the EFS mount helper mounts over NFS/TLS; here a stand-in mounts a local tmpfs and records the options;',
+    '  - the reaper runs as a Lambda on a 15-minute schedule and on Spot/termination events, and also weighs',
+    '    CloudWatch ClientConnections (the emulator has no EFS metrics);',
+    '  - instances run the agent from user data; here two processes play the instances, with an IMDSv2 stand-in;',
+    '  - the Express cache, alarms and dashboard are deployed (the emulator cannot), and it costs money:',
+    '    see "Deploying to AWS" in the README.',
+    '',
+  ];
+  process.stdout.write(lines.join('\n'));
+}
+
+main()
+  .then(async (code) => {
+    await cleanups.runAll(log);
+    printReport(code);
+    process.exit(code);
+  })
+  .catch(async (err: unknown) => {
+    log(`sandbox failed: ${(err as Error).message}`);
+    await cleanups.runAll(log);
+    printReport(1);
+    process.exit(1);
+  });
