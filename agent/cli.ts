@@ -19,7 +19,13 @@ export interface CliContext {
 
 export type RegisterCommand = (program: Command, ctx: CliContext) => void;
 
-const COMMANDS: RegisterCommand[] = [registerPlan, registerBench, registerShard, registerScratch, registerReap];
+const COMMANDS: RegisterCommand[] = [
+  registerPlan,
+  registerBench,
+  registerShard,
+  registerScratch,
+  registerReap,
+];
 
 export function buildProgram(ctx: CliContext): Command {
   const program = new Command('mountfleet')

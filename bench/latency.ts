@@ -13,7 +13,26 @@ import { latencyCsv, measureLatency, sizesUpTo } from '../core/bench/latency';
 import { benchS3Client } from '../core/bench/s3-clients';
 import { formatSize, latencySvg } from '../core/bench/svg';
 import { parseBytes } from '../core/plan/units';
-import { withS3Endpoint } from './support';
+import { MotoServer } from '../test/support/moto';
+
+/**
+ * The S3 endpoint to measure against: AWS_ENDPOINT_URL when set (gofakes3, any S3-compatible server),
+ * otherwise a moto server from the project's .venv started for this run and stopped afterwards.
+ */
+async function withS3Endpoint<T>(body: (endpoint: string) => Promise<T>): Promise<T> {
+  if (process.env.AWS_ENDPOINT_URL) return body(process.env.AWS_ENDPOINT_URL);
+  process.env.AWS_REGION ??= 'us-east-1';
+  process.env.AWS_ACCESS_KEY_ID ??= 'bench';
+  process.env.AWS_SECRET_ACCESS_KEY ??= 'bench';
+  const moto = await MotoServer.start();
+  process.env.AWS_ENDPOINT_URL = moto.endpoint;
+  try {
+    return await body(moto.endpoint);
+  } finally {
+    delete process.env.AWS_ENDPOINT_URL;
+    await moto.stop();
+  }
+}
 
 const maxSize = parseBytes(process.env.MAX_SIZE ?? '1MB');
 const runs = Number(process.env.RUNS ?? '10');
@@ -23,7 +42,8 @@ void withS3Endpoint(async (endpoint) => {
     { label: 'standard', bucket: 'bench-standard' },
     { label: 'express', bucket: 'bench--use1-az4--x-s3' },
   ].map((t) => ({ ...t, client: benchS3Client(t.bucket) }));
-  for (const t of targets) await t.client.send(new CreateBucketCommand({ Bucket: t.bucket })).catch(() => undefined);
+  for (const t of targets)
+    await t.client.send(new CreateBucketCommand({ Bucket: t.bucket })).catch(() => undefined);
   const rows = await measureLatency({ targets, sizes: sizesUpTo(maxSize), runs });
   console.log(`endpoint ${endpoint}, ${runs} runs per point (ms)`);
   console.log('target    op   size        p50      p90      p99     mean');
@@ -36,6 +56,9 @@ void withS3Endpoint(async (endpoint) => {
   const out = join(tmpdir(), 'mountfleet-bench');
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, 'latency.csv'), latencyCsv(rows));
-  writeFileSync(join(out, 'latency.svg'), latencySvg(rows, `S3 latency by object size, local emulator (${runs} runs)`));
+  writeFileSync(
+    join(out, 'latency.svg'),
+    latencySvg(rows, `S3 latency by object size, local emulator (${runs} runs)`),
+  );
   console.log(`wrote ${join(out, 'latency.csv')} and ${join(out, 'latency.svg')}`);
 });

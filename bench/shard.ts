@@ -11,7 +11,26 @@ import { s3Client } from '../core/aws';
 import { parseBytes } from '../core/plan/units';
 import { shardPrefix } from '../core/shard/shard';
 import { verifyShards } from '../core/shard/verify';
-import { withS3Endpoint } from './support';
+import { MotoServer } from '../test/support/moto';
+
+/**
+ * The S3 endpoint to measure against: AWS_ENDPOINT_URL when set (gofakes3, any S3-compatible server),
+ * otherwise a moto server from the project's .venv started for this run and stopped afterwards.
+ */
+async function withS3Endpoint<T>(body: (endpoint: string) => Promise<T>): Promise<T> {
+  if (process.env.AWS_ENDPOINT_URL) return body(process.env.AWS_ENDPOINT_URL);
+  process.env.AWS_REGION ??= 'us-east-1';
+  process.env.AWS_ACCESS_KEY_ID ??= 'bench';
+  process.env.AWS_SECRET_ACCESS_KEY ??= 'bench';
+  const moto = await MotoServer.start();
+  process.env.AWS_ENDPOINT_URL = moto.endpoint;
+  try {
+    return await body(moto.endpoint);
+  } finally {
+    delete process.env.AWS_ENDPOINT_URL;
+    await moto.stop();
+  }
+}
 
 const objects = Number(process.env.OBJECTS ?? '1000');
 const objectBytes = parseBytes(process.env.OBJECT_SIZE ?? '100KiB');
@@ -25,20 +44,40 @@ void withS3Endpoint(async (endpoint) => {
   for (let i = 0; i < objects; i += 32) {
     await Promise.all(
       Array.from({ length: Math.min(32, objects - i) }, (_, j) =>
-        s3.send(new PutObjectCommand({ Bucket: bucket, Key: `src/${String(i + j).padStart(6, '0')}.bin`, Body: body })),
+        s3.send(
+          new PutObjectCommand({
+            Bucket: bucket,
+            Key: `src/${String(i + j).padStart(6, '0')}.bin`,
+            Body: body,
+          }),
+        ),
       ),
     );
   }
   const mib = (objects * objectBytes) / 1024 ** 2;
-  const result = await shardPrefix({ s3, bucket, prefix: 'src/', destPrefix: 'shards/', targetBytes: target });
-  console.log(`endpoint ${endpoint}: ${objects} x ${objectBytes} B (${mib.toFixed(0)} MiB) -> ${result.shards.length} shards`);
+  const result = await shardPrefix({
+    s3,
+    bucket,
+    prefix: 'src/',
+    destPrefix: 'shards/',
+    targetBytes: target,
+  });
+  console.log(
+    `endpoint ${endpoint}: ${objects} x ${objectBytes} B (${mib.toFixed(0)} MiB) -> ${result.shards.length} shards`,
+  );
   console.log(
     `shard:  ${result.seconds.toFixed(2)} s, ${(objects / result.seconds).toFixed(0)} objects/s, ${(mib / result.seconds).toFixed(1)} MiB/s`,
   );
   const again = await shardPrefix({ s3, bucket, prefix: 'src/', destPrefix: 'shards/', targetBytes: target });
   console.log(`resume: ${again.seconds.toFixed(2)} s with all ${again.skipped} shards already done`);
   const started = performance.now();
-  const verified = await verifyShards({ s3, bucket, destPrefix: 'shards/', source: 'listing', rangeChecks: 50 });
+  const verified = await verifyShards({
+    s3,
+    bucket,
+    destPrefix: 'shards/',
+    source: 'listing',
+    rangeChecks: 50,
+  });
   const seconds = (performance.now() - started) / 1000;
   console.log(
     `verify: ${seconds.toFixed(2)} s, ${(mib / seconds).toFixed(1)} MiB/s read back, ok=${verified.ok} ` +

@@ -34,7 +34,8 @@ interface ReadFlags {
 
 const positiveInt = (text: string, name: string) => {
   const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) throw new UnitError(`${name} must be a whole number above 0, not "${text}"`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new UnitError(`${name} must be a whole number above 0, not "${text}"`);
   return n;
 };
 
@@ -43,9 +44,14 @@ export const register: RegisterCommand = (program, ctx) => {
 
   bench
     .command('latency')
-    .description('PUT and GET latency by object size (1 B to 100 MB, x10) for a Standard and an Express bucket')
+    .description(
+      'PUT and GET latency by object size (1 B to 100 MB, x10) for a Standard and an Express bucket',
+    )
     .option('--standard-bucket <name>', 'general purpose bucket')
-    .option('--express-bucket <name>', 'directory bucket base--<azid>--x-s3 (zonal endpoint, CreateSession on AWS)')
+    .option(
+      '--express-bucket <name>',
+      'directory bucket base--<azid>--x-s3 (zonal endpoint, CreateSession on AWS)',
+    )
     .option('--max-size <size>', 'largest object size', '100MB')
     .option('--runs <n>', 'timed requests per size and operation', '10')
     .option('--out <dir>', 'where latency.csv and latency.svg go', '.')
@@ -93,7 +99,10 @@ export const register: RegisterCommand = (program, ctx) => {
       writeFileSync(csv, latencyCsv(rows));
       writeFileSync(
         svg,
-        latencySvg(rows, `S3 request latency by object size (${runs} runs per point; ${targets.map((t) => t.bucket).join(' vs ')})`),
+        latencySvg(
+          rows,
+          `S3 request latency by object size (${runs} runs per point; ${targets.map((t) => t.bucket).join(' vs ')})`,
+        ),
       );
       if (flags.json) process.stdout.write(`${JSON.stringify({ csv, svg, rows }, null, 2)}\n`);
       else process.stderr.write(`wrote ${csv} and ${svg}\n`);
@@ -101,7 +110,9 @@ export const register: RegisterCommand = (program, ctx) => {
 
   bench
     .command('read')
-    .description('read throughput of a mounted path: small files in parallel, large files sequentially, per epoch')
+    .description(
+      'read throughput of a mounted path: small files in parallel, large files sequentially, per epoch',
+    )
     .requiredOption('--path <dir>', 'directory to read (a Mountpoint mount, EFS, local disk)')
     .option('--concurrency <n>', 'small files read at once', '32')
     .option('--epochs <n>', 'passes over the files', '2')
@@ -132,6 +143,7 @@ export const register: RegisterCommand = (program, ctx) => {
               `in ${r.seconds.toFixed(3)} s: ${r.filesPerSecond.toFixed(0)} files/s, ${r.mibPerSecond.toFixed(1)} MiB/s\n`,
           ),
       });
-      if (flags.json) process.stdout.write(`${JSON.stringify({ path: flags.path, concurrency, results }, null, 2)}\n`);
+      if (flags.json)
+        process.stdout.write(`${JSON.stringify({ path: flags.path, concurrency, results }, null, 2)}\n`);
     });
 };

@@ -9,7 +9,13 @@ import { computePlan } from '../../core/plan/model';
 import { PRESETS } from '../../core/plan/presets';
 import { PriceError, PRICE_KEYS, resolvePrices } from '../../core/plan/prices';
 import { GIB, parseBytes, parseDuration, parseMbps, UnitError } from '../../core/plan/units';
-import { parseStep, readWorkloadFile, WorkloadError, type InputSpec, type Step } from '../../core/plan/workload';
+import {
+  parseStep,
+  readWorkloadFile,
+  WorkloadError,
+  type InputSpec,
+  type Step,
+} from '../../core/plan/workload';
 
 interface PlanOptions {
   preset?: string;
@@ -31,9 +37,14 @@ const collect = (value: string, previous: string[]) => [...previous, value];
 export const register: RegisterCommand = (program, ctx) => {
   program
     .command('plan')
-    .description('burst-credit and cost plan for a scratch workload: EFS One Zone (bursting, elastic) vs EBS gp3')
+    .description(
+      'burst-credit and cost plan for a scratch workload: EFS One Zone (bursting, elastic) vs EBS gp3',
+    )
     .addOption(new Option('--preset <name>', 'a named step list').choices(Object.keys(PRESETS)))
-    .option('--workload <file>', 'JSON workload: {"input":{...},"steps":[{"name","read","write","time"}],"runTime"}')
+    .option(
+      '--workload <file>',
+      'JSON workload: {"input":{...},"steps":[{"name","read","write","time"}],"runTime"}',
+    )
     .option('--input-size <size>', 'input size, e.g. 30.12GiB')
     .option('--duration <duration>', 'input duration, e.g. 30m')
     .option('--bitrate <rate>', 'input bit rate, e.g. 147Mbps')
@@ -47,11 +58,14 @@ export const register: RegisterCommand = (program, ctx) => {
     .option('--region <region>', 'price table to use', process.env.AWS_REGION ?? 'us-east-1')
     .option('--prices <file>', 'JSON price table replacing the built-in one (same fields as --json "prices")')
     .option('--price <key=value>', `override one price (${PRICE_KEYS.join(', ')}); repeatable`, collect, [])
-    .option('--at-bitrate <list>', 'input bit rates for the exhaustion table, e.g. 50,147,503 (default: the input\'s)')
+    .option(
+      '--at-bitrate <list>',
+      "input bit rates for the exhaustion table, e.g. 50,147,503 (default: the input's)",
+    )
     .option('--json', 'print the plan as one JSON document')
     .addHelpText(
       'after',
-      '\nExample (the seed article\'s encode):\n' +
+      "\nExample (the seed article's encode):\n" +
         '  mountfleet plan --preset encode-ladder --input-size 30.12GiB --duration 30m --run-time 54m59s \\\n' +
         '    --region ap-northeast-1 --at-bitrate 50,147,503',
     )

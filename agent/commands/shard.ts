@@ -38,10 +38,17 @@ export const register: RegisterCommand = (program, ctx) => {
     .option('--prefix <prefix>', 'source prefix, e.g. datasets/train/ (required to write shards)')
     .option('--dest-bucket <name>', 'bucket for the shards (default: the source bucket)')
     .requiredOption('--dest-prefix <prefix>', 'prefix for shards, manifest.jsonl and shards.json')
-    .option('--target-size <size>', 'largest shard (an object larger than this gets a shard of its own)', '256MiB')
+    .option(
+      '--target-size <size>',
+      'largest shard (an object larger than this gets a shard of its own)',
+      '256MiB',
+    )
     .option('--concurrency <n>', 'small objects read ahead in parallel', '16')
     .addOption(
-      new Option('--source <check>', 'verify: compare the source by listing (size, ETag), by content, or not at all')
+      new Option(
+        '--source <check>',
+        'verify: compare the source by listing (size, ETag), by content, or not at all',
+      )
         .choices(['listing', 'content', 'none'])
         .default('listing'),
     )

@@ -54,7 +54,8 @@ export async function measureLatency(options: LatencyOptions): Promise<LatencyRo
   for (const target of options.targets) {
     const { client, bucket } = target;
     const keys: string[] = [];
-    const put = (key: string, body: Buffer) => client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
+    const put = (key: string, body: Buffer) =>
+      client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
     const get = async (key: string) => {
       const res = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
       return res.Body?.transformToByteArray();
@@ -108,7 +109,18 @@ export function latencyCsv(rows: readonly LatencyRow[]): string {
     [
       CSV_HEADER,
       ...rows.map((r) =>
-        [r.target, r.op, r.sizeBytes, r.count, ms(r.p50), ms(r.p90), ms(r.p99), ms(r.mean), ms(r.min), ms(r.max)].join(','),
+        [
+          r.target,
+          r.op,
+          r.sizeBytes,
+          r.count,
+          ms(r.p50),
+          ms(r.p90),
+          ms(r.p99),
+          ms(r.mean),
+          ms(r.min),
+          ms(r.max),
+        ].join(','),
       ),
     ].join('\n') + '\n'
   );

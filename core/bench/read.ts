@@ -91,7 +91,11 @@ export async function benchRead(options: ReadBenchOptions): Promise<ReadResult[]
   const now = options.now ?? (() => performance.now());
   const files = await listFiles(options.path);
   const scenarios = [
-    { scenario: 'small-parallel' as const, files: files.filter((f) => f.size < largeMin), workers: concurrency },
+    {
+      scenario: 'small-parallel' as const,
+      files: files.filter((f) => f.size < largeMin),
+      workers: concurrency,
+    },
     { scenario: 'large-sequential' as const, files: files.filter((f) => f.size >= largeMin), workers: 1 },
   ].filter((s) => s.files.length > 0);
   if (scenarios.length === 0) throw new Error(`${options.path}: no files to read`);

@@ -15,7 +15,8 @@ const PERCENTILES = [
   { key: 'p99', dash: '2 4' },
 ] as const;
 
-const escapeXml = (s: string) => s.replace(/[<>&"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;' })[c]!);
+const escapeXml = (s: string) =>
+  s.replace(/[<>&"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;' })[c]!);
 
 export function formatSize(bytes: number): string {
   const units = ['B', 'KB', 'MB', 'GB'];
@@ -52,7 +53,8 @@ export function latencySvg(rows: readonly LatencyRow[], title: string): string {
   (['PUT', 'GET'] as const).forEach((op, p) => {
     const left = PANEL.left + p * (panelWidth + PANEL.gap);
     const x = (size: number) => left + ((Math.log10(size) - xMin) / (xMax - xMin)) * panelWidth;
-    const y = (ms: number) => PANEL.top + panelHeight - ((Math.log10(ms) - yMin) / (yMax - yMin)) * panelHeight;
+    const y = (ms: number) =>
+      PANEL.top + panelHeight - ((Math.log10(ms) - yMin) / (yMax - yMin)) * panelHeight;
     out.push(
       `<text x="${left + panelWidth / 2}" y="${PANEL.top - 12}" text-anchor="middle" font-size="15" font-weight="bold">${op}</text>`,
     );
@@ -76,9 +78,13 @@ export function latencySvg(rows: readonly LatencyRow[], title: string): string {
       `<text transform="translate(${left - 58} ${PANEL.top + panelHeight / 2}) rotate(-90)" text-anchor="middle">latency (log)</text>`,
     );
     targets.forEach((target, t) => {
-      const series = rows.filter((r) => r.target === target && r.op === op).sort((a, b) => a.sizeBytes - b.sizeBytes);
+      const series = rows
+        .filter((r) => r.target === target && r.op === op)
+        .sort((a, b) => a.sizeBytes - b.sizeBytes);
       for (const { key, dash } of PERCENTILES) {
-        const points = series.filter((r) => r[key] > 0).map((r) => `${x(r.sizeBytes).toFixed(1)},${y(r[key]).toFixed(1)}`);
+        const points = series
+          .filter((r) => r[key] > 0)
+          .map((r) => `${x(r.sizeBytes).toFixed(1)},${y(r[key]).toFixed(1)}`);
         if (points.length === 0) continue;
         out.push(
           `<polyline fill="none" stroke="${COLORS[t % COLORS.length]}" stroke-width="2" ${dash ? `stroke-dasharray="${dash}" ` : ''}points="${points.join(' ')}"/>`,

@@ -14,7 +14,14 @@
  */
 import { HOURS_PER_MONTH, type RegionPrices } from './prices';
 import { gibFromRate } from './units';
-import { quantityGib, resolveInput, WorkloadError, type Quantity, type ResolvedInput, type Workload } from './workload';
+import {
+  quantityGib,
+  resolveInput,
+  WorkloadError,
+  type Quantity,
+  type ResolvedInput,
+  type Workload,
+} from './workload';
 
 export const INITIAL_BURST_CREDIT_GIB = 2.1 * 1024;
 export const BASELINE_KIB_PER_S_PER_GIB = 50;
@@ -90,7 +97,9 @@ export interface PlanResult {
 function stepSeconds(moved: number[], given: (number | undefined)[], runSeconds: number): number[] {
   const assigned = given.reduce<number>((sum, s) => sum + (s ?? 0), 0);
   if (assigned > runSeconds + 1e-6) {
-    throw new WorkloadError(`the steps' times add up to ${assigned} s, more than the run time (${runSeconds} s)`);
+    throw new WorkloadError(
+      `the steps' times add up to ${assigned} s, more than the run time (${runSeconds} s)`,
+    );
   }
   const open = given.map((s, i) => (s === undefined ? moved[i] : 0));
   const openCount = given.filter((s) => s === undefined).length;
@@ -183,7 +192,11 @@ export function computePlan(
     const duration = input.durationSeconds as number;
     // The same pipeline over the same duration of content at another bit rate: multiples of the input
     // scale with it, bit-rate outputs and absolute sizes do not.
-    const scaled: ResolvedInput = { gib: gibFromRate(mbps, duration), durationSeconds: duration, bitrateMbps: mbps };
+    const scaled: ResolvedInput = {
+      gib: gibFromRate(mbps, duration),
+      durationSeconds: duration,
+      bitrateMbps: mbps,
+    };
     const perJob = workload.steps.reduce((a, s) => a + meteredGibFor(s.read, s.write, scaled, s.name), 0);
     const perContentHour = perJob / (duration / 3600);
     const contentHours = INITIAL_BURST_CREDIT_GIB / perContentHour;
@@ -220,8 +233,20 @@ export function computePlan(
       feasible: true,
       detail: `storage + ${readGib.toFixed(1)} GiB read, ${writeGib.toFixed(1)} GiB written at elastic prices`,
     },
-    { option: 'ebs-gp3-used', label: 'EBS gp3, used size', usd: gp3Used.usd, feasible: true, detail: gp3Used.detail },
-    { option: 'ebs-gp3-2x', label: 'EBS gp3, 2x used size', usd: gp3Double.usd, feasible: true, detail: gp3Double.detail },
+    {
+      option: 'ebs-gp3-used',
+      label: 'EBS gp3, used size',
+      usd: gp3Used.usd,
+      feasible: true,
+      detail: gp3Used.detail,
+    },
+    {
+      option: 'ebs-gp3-2x',
+      label: 'EBS gp3, 2x used size',
+      usd: gp3Double.usd,
+      feasible: true,
+      detail: gp3Double.detail,
+    },
   ];
 
   // A volume is sized before the run, so it needs headroom: compare EFS with gp3 at 2x the used size
@@ -237,11 +262,11 @@ export function computePlan(
 
   const notes = [
     'reads are metered at 1/3 of their bytes, writes in full (AWS Storage Blog, "Amazon EFS introduces 3X read-throughput increase")',
-    'exhaustion ignores the baseline credit earned meanwhile (conservative by about 1 MiB/s of metered throughput)',
+    'exhaustion ignores the baseline credit earned meanwhile (50 KiB/s per GiB stored, at least 1 MiB/s), so it errs early',
     `prices for ${prices.region} as of ${prices.asOf}`,
   ];
   if (steps.some((s) => !s.timeGiven)) {
-    notes.push('step times not given are estimated from each step\'s share of bytes moved');
+    notes.push("step times not given are estimated from each step's share of bytes moved");
   }
 
   return {

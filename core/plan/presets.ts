@@ -36,21 +36,23 @@ export const PRESETS: Readonly<Record<string, Preset>> = {
   'encode-ladder': {
     description:
       'download the input to scratch, encode six H.264 renditions two-pass from it, then extract the audio ' +
-      '(the seed article\'s pipeline)',
+      "(the seed article's pipeline)",
     steps: [
       // The input arrives from S3 and is written to scratch once: write = 1 x input, nothing read from scratch.
       { name: 'download', read: { kind: 'input', multiple: 0 }, write: { kind: 'input', multiple: 1 } },
       // Two-pass encoding decodes the whole input in each pass (pass 1 analyses, pass 2 encodes):
       // read = 2 x input. Only pass 2 writes the rendition, at its ladder bit rate over the input's
       // duration. Pass 1's statistics file is small and not modelled.
-      ...Object.entries(H264_LADDER_MBPS).map(
-        ([name, mbps]): Step => ({
-          name,
-          read: { kind: 'input', multiple: 2 },
-          write: { kind: 'rate', mbps },
-        }),
-      ),
-      { name: 'audio', read: { kind: 'rate', mbps: PCM_AUDIO_MBPS }, write: { kind: 'rate', mbps: AAC_AUDIO_MBPS } },
+      ...Object.entries(H264_LADDER_MBPS).map(([name, mbps]): Step => ({
+        name,
+        read: { kind: 'input', multiple: 2 },
+        write: { kind: 'rate', mbps },
+      })),
+      {
+        name: 'audio',
+        read: { kind: 'rate', mbps: PCM_AUDIO_MBPS },
+        write: { kind: 'rate', mbps: AAC_AUDIO_MBPS },
+      },
     ],
   },
 };

@@ -104,10 +104,18 @@ export function resolvePrices(options: {
   }
   for (const override of options.overrides ?? []) {
     const [key, value] = override.split('=', 2);
-    if (!(PRICE_KEYS as readonly string[]).includes(key) || value === undefined || !/^\d+(\.\d+)?$/.test(value)) {
+    if (
+      !(PRICE_KEYS as readonly string[]).includes(key) ||
+      value === undefined ||
+      !/^\d+(\.\d+)?$/.test(value)
+    ) {
       throw new PriceError(`--price ${override}: use KEY=NUMBER with KEY one of ${PRICE_KEYS.join(', ')}`);
     }
-    prices = { ...prices, [key as PriceKey]: Number(value), sources: [...prices.sources, `--price ${override}`] };
+    prices = {
+      ...prices,
+      [key as PriceKey]: Number(value),
+      sources: [...prices.sources, `--price ${override}`],
+    };
   }
   return prices;
 }

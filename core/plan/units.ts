@@ -51,7 +51,9 @@ export function parseDuration(text: string): number {
 export function parseMbps(text: string): number {
   const m = /^\s*(\d+(?:\.\d+)?)\s*(kbps|mbps|gbps)?\s*$/i.exec(text);
   if (!m) throw new UnitError(`"${text}" is not a bit rate: use e.g. 147Mbps, 128kbps or a number of Mbps`);
-  const scale = { kbps: 1e-3, mbps: 1, gbps: 1e3 }[(m[2] ?? 'mbps').toLowerCase() as 'kbps' | 'mbps' | 'gbps'];
+  const scale = { kbps: 1e-3, mbps: 1, gbps: 1e3 }[
+    (m[2] ?? 'mbps').toLowerCase() as 'kbps' | 'mbps' | 'gbps'
+  ];
   return Number(m[1]) * scale;
 }
 

@@ -52,7 +52,9 @@ export function parseQuantity(text: string): Quantity {
     return { kind: 'size', gib: parseBytes(t) / GIB };
   } catch (err) {
     if (err instanceof UnitError) {
-      throw new WorkloadError(`"${text}": use a multiple of the input (2), a bit rate (5Mbps) or a size (1.5GiB)`);
+      throw new WorkloadError(
+        `"${text}": use a multiple of the input (2), a bit rate (5Mbps) or a size (1.5GiB)`,
+      );
     }
     throw err;
   }
@@ -66,7 +68,10 @@ export function parseStep(spec: string): Step {
   let read = NONE;
   let write = NONE;
   let seconds: number | undefined;
-  for (const field of spec.slice(colon + 1).split(',').filter(Boolean)) {
+  for (const field of spec
+    .slice(colon + 1)
+    .split(',')
+    .filter(Boolean)) {
     const [key, value] = field.split('=', 2);
     if (value === undefined) throw new WorkloadError(`--step ${spec}: "${field}" is not KEY=VALUE`);
     if (key === 'read') read = parseQuantity(value);
@@ -134,10 +139,13 @@ export interface ResolvedInput {
 /** Fills in the third of size, duration and bit rate from the other two. */
 export function resolveInput(input: InputSpec): ResolvedInput {
   const { gib, durationSeconds: d, bitrateMbps: r } = input;
-  if (gib !== undefined && d !== undefined) return { gib, durationSeconds: d, bitrateMbps: r ?? (gib * GIB * 8) / d / 1e6 };
-  if (gib !== undefined && r !== undefined) return { gib, durationSeconds: (gib * GIB * 8) / (r * 1e6), bitrateMbps: r };
+  if (gib !== undefined && d !== undefined)
+    return { gib, durationSeconds: d, bitrateMbps: r ?? (gib * GIB * 8) / d / 1e6 };
+  if (gib !== undefined && r !== undefined)
+    return { gib, durationSeconds: (gib * GIB * 8) / (r * 1e6), bitrateMbps: r };
   if (gib !== undefined) return { gib };
-  if (d !== undefined && r !== undefined) return { gib: gibFromRate(r, d), durationSeconds: d, bitrateMbps: r };
+  if (d !== undefined && r !== undefined)
+    return { gib: gibFromRate(r, d), durationSeconds: d, bitrateMbps: r };
   throw new WorkloadError('give the input as --input-size, or --duration with --bitrate');
 }
 
@@ -150,7 +158,9 @@ export function quantityGib(q: Quantity, input: ResolvedInput, stepName: string)
       return q.gib;
     case 'rate':
       if (input.durationSeconds === undefined) {
-        throw new WorkloadError(`step ${stepName} uses a bit rate: give the input's --duration or --bitrate too`);
+        throw new WorkloadError(
+          `step ${stepName} uses a bit rate: give the input's --duration or --bitrate too`,
+        );
       }
       return gibFromRate(q.mbps, input.durationSeconds);
   }

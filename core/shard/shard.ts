@@ -135,7 +135,11 @@ export async function listSource(
   return objects.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
 
-const memberOf = (o: SourceObject, prefix: string) => ({ name: o.key.slice(prefix.length), size: o.size, mtime: o.mtime });
+const memberOf = (o: SourceObject, prefix: string) => ({
+  name: o.key.slice(prefix.length),
+  size: o.size,
+  mtime: o.mtime,
+});
 
 /**
  * Groups objects, in key order, into shards of at most `targetBytes` of tar (an object larger than the
@@ -183,7 +187,11 @@ async function alreadyDone(
   planned: PlannedShard,
   progress: ProgressRecord | undefined,
 ): Promise<boolean> {
-  if (!progress || progress.shard.bytes !== planned.bytes || progress.entries.length !== planned.members.length) {
+  if (
+    !progress ||
+    progress.shard.bytes !== planned.bytes ||
+    progress.entries.length !== planned.members.length
+  ) {
     return false;
   }
   const sameMembers = planned.members.every((m, i) => {
@@ -216,8 +224,11 @@ async function readAll(body: Readable): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-async function writeShard(o: Required<Pick<ShardOptions, 'concurrency' | 'readAheadMaxBytes' | 'partSize'>> &
-  ShardOptions & { destBucket: string }, planned: PlannedShard): Promise<ProgressRecord> {
+async function writeShard(
+  o: Required<Pick<ShardOptions, 'concurrency' | 'readAheadMaxBytes' | 'partSize'>> &
+    ShardOptions & { destBucket: string },
+  planned: PlannedShard,
+): Promise<ProgressRecord> {
   const { s3, bucket, prefix, signal } = o;
   const out = new PassThrough({ highWaterMark: 1024 * 1024 });
   const shardHash = createHash('sha256');
@@ -273,20 +284,41 @@ async function writeShard(o: Required<Pick<ShardOptions, 'concurrency' | 'readAh
           await send(chunk as Buffer);
         }
       }
-      if (size !== m.size) throw new Error(`s3://${bucket}/${m.key} changed while sharding (${size} bytes, listed ${m.size})`);
-      entries.push({ key: m.key, shard: planned.key, offset, size, sha256: hash.digest('hex'), etag: m.etag });
+      if (size !== m.size)
+        throw new Error(`s3://${bucket}/${m.key} changed while sharding (${size} bytes, listed ${m.size})`);
+      entries.push({
+        key: m.key,
+        shard: planned.key,
+        offset,
+        size,
+        sha256: hash.digest('hex'),
+        etag: m.etag,
+      });
       const pad = padding(size);
       await send(pad);
       offset += size + pad.length;
     }
     await send(END_OF_ARCHIVE);
     out.end();
-    const result = await uploaded;
+    await uploaded;
     offset += END_OF_ARCHIVE.length;
-    if (offset !== planned.bytes) throw new Error(`shard ${planned.key}: wrote ${offset} bytes, planned ${planned.bytes}`);
-    const etag = result.ETag ?? (await s3.send(new HeadObjectCommand({ Bucket: o.destBucket, Key: planned.key }))).ETag ?? '';
+    if (offset !== planned.bytes)
+      throw new Error(`shard ${planned.key}: wrote ${offset} bytes, planned ${planned.bytes}`);
+    // Record what a later HEAD will answer (a resume compares against it), and check the stored length:
+    // some S3-compatible servers report a different multipart ETag on completion than on HEAD.
+    const head = await s3.send(new HeadObjectCommand({ Bucket: o.destBucket, Key: planned.key }));
+    if (head.ContentLength !== offset) {
+      throw new Error(`shard ${planned.key}: stored ${head.ContentLength} bytes, wrote ${offset}`);
+    }
+    const etag = head.ETag ?? '';
     return {
-      shard: { key: planned.key, bytes: offset, sha256: shardHash.digest('hex'), etag, objects: entries.length },
+      shard: {
+        key: planned.key,
+        bytes: offset,
+        sha256: shardHash.digest('hex'),
+        etag,
+        objects: entries.length,
+      },
       entries,
     };
   } catch (err) {
@@ -319,7 +351,11 @@ export async function shardPrefix(options: ShardOptions): Promise<ShardResult> {
   let skipped = 0;
   for (const shard of planned) {
     o.signal?.throwIfAborted();
-    const progress = await readJson<ProgressRecord>(o.s3, o.destBucket, progressKey(o.destPrefix, shard.index));
+    const progress = await readJson<ProgressRecord>(
+      o.s3,
+      o.destBucket,
+      progressKey(o.destPrefix, shard.index),
+    );
     let record: ProgressRecord;
     if (progress && (await alreadyDone(o.s3, o.destBucket, shard, progress))) {
       record = progress;

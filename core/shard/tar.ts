@@ -62,7 +62,8 @@ function splitUstarName(name: string): { prefix: string; name: string } | undefi
 function paxRecord(key: string, value: string): string {
   const body = ` ${key}=${value}\n`;
   let len = Buffer.byteLength(body) + 1;
-  while (String(len).length + Buffer.byteLength(body) !== len) len = String(len).length + Buffer.byteLength(body);
+  while (String(len).length + Buffer.byteLength(body) !== len)
+    len = String(len).length + Buffer.byteLength(body);
   return `${len}${body}`;
 }
 
@@ -81,7 +82,10 @@ export function memberHeader(member: TarMember): Buffer {
     (split ? '' : paxRecord('path', member.name)) +
       (member.size > USTAR_MAX_SIZE ? paxRecord('size', String(member.size)) : ''),
   );
-  const shortName = (split?.name ?? Buffer.from(member.name).subarray(0, 100).toString('utf8')).replace(/\uFFFD$/, '');
+  const shortName = (split?.name ?? Buffer.from(member.name).subarray(0, 100).toString('utf8')).replace(
+    /\uFFFD$/,
+    '',
+  );
   return Buffer.concat([
     ustarHeader(`PaxHeader/${shortName}`.slice(0, 100), records.length, member.mtime, 'x'),
     records,

@@ -77,8 +77,10 @@ async function verifyShard(
       continue;
     }
     const name = want.key.slice(sourcePrefix.length);
-    if (entry.header.name !== name) problems.push(`${shard.key}: member ${index} is ${entry.header.name}, manifest says ${name}`);
-    if (got.size !== want.size) problems.push(`${shard.key}: ${name} has ${got.size} bytes, manifest says ${want.size}`);
+    if (entry.header.name !== name)
+      problems.push(`${shard.key}: member ${index} is ${entry.header.name}, manifest says ${name}`);
+    if (got.size !== want.size)
+      problems.push(`${shard.key}: ${name} has ${got.size} bytes, manifest says ${want.size}`);
     if (got.sha256 !== want.sha256) problems.push(`${shard.key}: ${name} sha256 differs from the manifest`);
   }
   if (index < expected.length) problems.push(`${shard.key}: ${expected.length - index} members missing`);
@@ -113,13 +115,21 @@ export async function verifyShards(options: VerifyOptions): Promise<VerifyResult
 
   // Ranged reads at the recorded offsets, spread over the whole manifest.
   const wanted = Math.min(options.rangeChecks ?? 20, manifest.length);
-  const sample = Array.from({ length: wanted }, (_, i) => manifest[Math.floor((i * manifest.length) / wanted)]);
+  const sample = Array.from(
+    { length: wanted },
+    (_, i) => manifest[Math.floor((i * manifest.length) / wanted)],
+  );
   for (const e of sample.filter((s) => s.size > 0)) {
     const res = await s3.send(
-      new GetObjectCommand({ Bucket: bucket, Key: e.shard, Range: `bytes=${e.offset}-${e.offset + e.size - 1}` }),
+      new GetObjectCommand({
+        Bucket: bucket,
+        Key: e.shard,
+        Range: `bytes=${e.offset}-${e.offset + e.size - 1}`,
+      }),
     );
     const got = await sha256Of(res.Body as Readable);
-    if (got.sha256 !== e.sha256) problems.push(`${e.shard}@${e.offset}: ranged read of ${e.key} does not match`);
+    if (got.sha256 !== e.sha256)
+      problems.push(`${e.shard}@${e.offset}: ranged read of ${e.key} does not match`);
   }
 
   if (source !== 'none') {
@@ -129,10 +139,12 @@ export async function verifyShards(options: VerifyOptions): Promise<VerifyResult
     for (const e of manifest) {
       const o = listed.get(e.key);
       if (!o) problems.push(`source ${e.key} is gone`);
-      else if (o.size !== e.size || o.etag !== e.etag) problems.push(`source ${e.key} changed since sharding`);
+      else if (o.size !== e.size || o.etag !== e.etag)
+        problems.push(`source ${e.key} changed since sharding`);
       else if (source === 'content') {
         const res = await s3.send(new GetObjectCommand({ Bucket: summary.source.bucket, Key: e.key }));
-        if ((await sha256Of(res.Body as Readable)).sha256 !== e.sha256) problems.push(`source ${e.key}: content differs`);
+        if ((await sha256Of(res.Body as Readable)).sha256 !== e.sha256)
+          problems.push(`source ${e.key}: content differs`);
       }
       listed.delete(e.key);
     }

@@ -25,7 +25,16 @@ async function mountfleet(...args: string[]) {
   }
 }
 
-const SEED = ['--preset', 'encode-ladder', '--input-size', '30.12GiB', '--duration', '30m', '--run-time', '54m59s'];
+const SEED = [
+  '--preset',
+  'encode-ladder',
+  '--input-size',
+  '30.12GiB',
+  '--duration',
+  '30m',
+  '--run-time',
+  '54m59s',
+];
 
 describe('mountfleet plan', () => {
   it('prints the seed plan as a table on stderr', async () => {
@@ -40,7 +49,15 @@ describe('mountfleet plan', () => {
   });
 
   it('prints one JSON document with --json, honouring price overrides', async () => {
-    const r = await mountfleet('plan', ...SEED, '--region', 'us-east-1', '--price', 'efsOneZoneStorageGbMonth=1', '--json');
+    const r = await mountfleet(
+      'plan',
+      ...SEED,
+      '--region',
+      'us-east-1',
+      '--price',
+      'efsOneZoneStorageGbMonth=1',
+      '--json',
+    );
     expect(r.code).toBe(0);
     const plan = JSON.parse(r.stdout) as PlanResult;
     expect(plan.prices.efsOneZoneStorageGbMonth).toBe(1);
@@ -56,7 +73,10 @@ describe('mountfleet plan', () => {
       file,
       JSON.stringify({
         input: { duration: '10m', bitrate: '100Mbps' },
-        steps: [{ name: 'stage', write: '1' }, { name: 'scan', read: '3', time: '5m' }],
+        steps: [
+          { name: 'stage', write: '1' },
+          { name: 'scan', read: '3', time: '5m' },
+        ],
         runTime: '20m',
       }),
     );
@@ -73,7 +93,15 @@ describe('mountfleet plan', () => {
     const noRun = await mountfleet('plan', '--preset', 'encode-ladder', '--input-size', '1GiB');
     expect(noRun.code).toBe(2);
     expect(noRun.stderr).toMatch(/--run-time/);
-    const badStep = await mountfleet('plan', '--input-size', '1GiB', '--run-time', '1m', '--step', 'x:read=fast');
+    const badStep = await mountfleet(
+      'plan',
+      '--input-size',
+      '1GiB',
+      '--run-time',
+      '1m',
+      '--step',
+      'x:read=fast',
+    );
     expect(badStep.code).toBe(2);
     expect(badStep.stderr).toMatch(/multiple of the input/);
   });

@@ -26,11 +26,22 @@ describe('mountfleet shard', () => {
     await s3.send(new CreateBucketCommand({ Bucket: 'cli-src' }));
     await Promise.all(
       Array.from({ length: 30 }, (_, i) =>
-        s3.send(new PutObjectCommand({ Bucket: 'cli-src', Key: `imgs/${i}.jpg`, Body: Buffer.alloc(3000 + i, i) })),
+        s3.send(
+          new PutObjectCommand({ Bucket: 'cli-src', Key: `imgs/${i}.jpg`, Body: Buffer.alloc(3000 + i, i) }),
+        ),
       ),
     );
     await s3.send(new CreateBucketCommand({ Bucket: 'cli-dst' }));
-    const flags = ['--bucket', 'cli-src', '--prefix', 'imgs', '--dest-bucket', 'cli-dst', '--dest-prefix', 'tars'];
+    const flags = [
+      '--bucket',
+      'cli-src',
+      '--prefix',
+      'imgs',
+      '--dest-bucket',
+      'cli-dst',
+      '--dest-prefix',
+      'tars',
+    ];
 
     const first = await mountfleet('shard', ...flags, '--target-size', '40KiB', '--json');
     expect(first.code).toBe(0);
@@ -54,7 +65,17 @@ describe('mountfleet shard', () => {
   });
 
   it('rejects a bad target size and an unknown action', async () => {
-    const bad = await mountfleet('shard', '--bucket', 'b', '--prefix', 'p', '--dest-prefix', 'q', '--target-size', 'big');
+    const bad = await mountfleet(
+      'shard',
+      '--bucket',
+      'b',
+      '--prefix',
+      'p',
+      '--dest-prefix',
+      'q',
+      '--target-size',
+      'big',
+    );
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--target-size/);
     const unknown = await mountfleet('shard', 'list', '--bucket', 'b', '--dest-prefix', 'q');

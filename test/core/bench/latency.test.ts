@@ -28,7 +28,9 @@ describe('bench latency against the emulator', () => {
       expect(r.p90).toBeLessThanOrEqual(r.p99);
       expect(r.max).toBe(r.p99);
     }
-    expect(rows.filter((r) => r.target === 'express').map((r) => r.sizeBytes)).toEqual([1, 1, 10, 10, 100, 100, 1000, 1000, 10000, 10000]);
+    expect(rows.filter((r) => r.target === 'express').map((r) => r.sizeBytes)).toEqual([
+      1, 1, 10, 10, 100, 100, 1000, 1000, 10000, 10000,
+    ]);
     for (const t of targets) {
       const left = await t.client.send(new ListObjectsV2Command({ Bucket: t.bucket }));
       expect(left.KeyCount ?? 0).toBe(0);
@@ -45,7 +47,11 @@ describe('bench latency against the emulator', () => {
     expect(isDirectoryBucket(STANDARD)).toBe(false);
     const names = benchS3Client(EXPRESS).middlewareStack.identify();
     expect(names.some((n) => n.startsWith('mountfleetDirectoryBucketPathFix'))).toBe(true);
-    expect(benchS3Client(STANDARD).middlewareStack.identify().some((n) => n.startsWith('mountfleetDirectory'))).toBe(false);
+    expect(
+      benchS3Client(STANDARD)
+        .middlewareStack.identify()
+        .some((n) => n.startsWith('mountfleetDirectory')),
+    ).toBe(false);
   });
 });
 
@@ -59,11 +65,16 @@ describe('latency summaries and plot', () => {
 
   it('draws one line per target and percentile in each panel, on log axes', () => {
     const row = (target: string, op: 'PUT' | 'GET', sizeBytes: number, base: number) => ({
-      target, op, sizeBytes, ...summarize([base, base * 1.5, base * 3]),
+      target,
+      op,
+      sizeBytes,
+      ...summarize([base, base * 1.5, base * 3]),
     });
     const rows = [1, 1000, 1_000_000].flatMap((size, i) => [
-      row('standard', 'PUT', size, 20 + i * 10), row('standard', 'GET', size, 15 + i * 10),
-      row('express', 'PUT', size, 5 + i * 5), row('express', 'GET', size, 4 + i * 5),
+      row('standard', 'PUT', size, 20 + i * 10),
+      row('standard', 'GET', size, 15 + i * 10),
+      row('express', 'PUT', size, 5 + i * 5),
+      row('express', 'GET', size, 4 + i * 5),
     ]);
     const svg = latencySvg(rows, 'test <plot>');
     expect(svg.startsWith('<svg')).toBe(true);

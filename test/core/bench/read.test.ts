@@ -11,7 +11,8 @@ describe('bench read on a local directory', () => {
       writeFileSync(join(dir, 'small', String(i % 4), `f${i}.bin`), Buffer.alloc(4096 + i, i & 0xff));
     }
     mkdirSync(join(dir, 'large'));
-    for (let i = 0; i < 2; i++) writeFileSync(join(dir, 'large', `big${i}.bin`), Buffer.alloc(3 * 1024 * 1024, i));
+    for (let i = 0; i < 2; i++)
+      writeFileSync(join(dir, 'large', `big${i}.bin`), Buffer.alloc(3 * 1024 * 1024, i));
   });
 
   it('reads every byte of both scenarios in each epoch and reports rates', async () => {
@@ -33,7 +34,12 @@ describe('bench read on a local directory', () => {
 
   it('times with the clock it is given', async () => {
     let t = 0;
-    const results = await benchRead({ path: dir, epochs: 1, largeMinBytes: 1024 * 1024, now: () => (t += 250) });
+    const results = await benchRead({
+      path: dir,
+      epochs: 1,
+      largeMinBytes: 1024 * 1024,
+      now: () => (t += 250),
+    });
     for (const r of results) expect(r.seconds).toBe(0.25);
   });
 

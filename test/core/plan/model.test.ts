@@ -55,7 +55,10 @@ describe('plan model: the seed reproduction', () => {
 
   it('keeps the credit, recommends bursting, and prices EFS near the seed ($0.00756) and between gp3 1x and 2x', () => {
     expect(plan.bursting.creditSurvives).toBe(true);
-    expect(plan.bursting.creditLeftGib).toBeCloseTo(INITIAL_BURST_CREDIT_GIB - plan.bursting.netCreditUsedGib, 6);
+    expect(plan.bursting.creditLeftGib).toBeCloseTo(
+      INITIAL_BURST_CREDIT_GIB - plan.bursting.netCreditUsedGib,
+      6,
+    );
     expect(plan.recommendation.option).toBe('efs-one-zone-bursting');
     const cost = Object.fromEntries(plan.costs.map((c) => [c.option, c.usd]));
     within(cost['efs-one-zone-bursting'], 0.00756, 0.1);
@@ -109,19 +112,33 @@ describe('plan model: other workloads', () => {
   });
 
   it('adds gp3 throughput above 125 MB/s to the EBS cost', () => {
-    const fast = computePlan({ input: { gib: 10 }, steps: [parseStep('r:read=60')], runSeconds: 1800 }, TOKYO);
-    const slow = computePlan({ input: { gib: 10 }, steps: [parseStep('r:read=60')], runSeconds: 18000 }, TOKYO);
+    const fast = computePlan(
+      { input: { gib: 10 }, steps: [parseStep('r:read=60')], runSeconds: 1800 },
+      TOKYO,
+    );
+    const slow = computePlan(
+      { input: { gib: 10 }, steps: [parseStep('r:read=60')], runSeconds: 18000 },
+      TOKYO,
+    );
     expect(fast.costs[2].detail).toMatch(/MB\/s provisioned/);
     expect(slow.costs[2].detail).toMatch(/within the included/);
   });
 
   it('uses given step times for the storage curve', () => {
     const early = computePlan(
-      { input: { gib: 10 }, steps: [parseStep('w:write=1,time=1m'), parseStep('r:read=1')], runSeconds: 3600 },
+      {
+        input: { gib: 10 },
+        steps: [parseStep('w:write=1,time=1m'), parseStep('r:read=1')],
+        runSeconds: 3600,
+      },
       TOKYO,
     );
     const late = computePlan(
-      { input: { gib: 10 }, steps: [parseStep('r:read=1,time=59m'), parseStep('w:write=1')], runSeconds: 3600 },
+      {
+        input: { gib: 10 },
+        steps: [parseStep('r:read=1,time=59m'), parseStep('w:write=1')],
+        runSeconds: 3600,
+      },
       TOKYO,
     );
     expect(early.storage.gibHours).toBeGreaterThan(9);

@@ -35,11 +35,14 @@ function content(i: number): Buffer {
 async function seed(s3: S3Client, count: number): Promise<Map<string, Buffer>> {
   await s3.send(new CreateBucketCommand({ Bucket: BUCKET }));
   const objects = new Map<string, Buffer>();
-  for (let i = 0; i < count; i++) objects.set(`data/class-${i % 3}/item-${String(i).padStart(4, '0')}.bin`, content(i));
+  for (let i = 0; i < count; i++)
+    objects.set(`data/class-${i % 3}/item-${String(i).padStart(4, '0')}.bin`, content(i));
   const entries = [...objects];
   for (let i = 0; i < entries.length; i += 25) {
     await Promise.all(
-      entries.slice(i, i + 25).map(([Key, Body]) => s3.send(new PutObjectCommand({ Bucket: BUCKET, Key, Body }))),
+      entries
+        .slice(i, i + 25)
+        .map(([Key, Body]) => s3.send(new PutObjectCommand({ Bucket: BUCKET, Key, Body }))),
     );
   }
   return objects;
@@ -63,7 +66,13 @@ describe('shard against the emulator', () => {
   it('packs 300 objects into a few shards whose manifest offsets return each object', async () => {
     const s3 = s3Client({ maxAttempts: 1 });
     const objects = await seed(s3, 300);
-    const result = await shardPrefix({ s3, bucket: BUCKET, prefix: 'data/', destPrefix: 'shards/', targetBytes: TARGET });
+    const result = await shardPrefix({
+      s3,
+      bucket: BUCKET,
+      prefix: 'data/',
+      destPrefix: 'shards/',
+      targetBytes: TARGET,
+    });
 
     expect(result.objects).toBe(300);
     expect(result.shards.length).toBeGreaterThanOrEqual(3);
@@ -84,14 +93,25 @@ describe('shard against the emulator', () => {
 
     const verified = await verifyShards({ s3, bucket: BUCKET, destPrefix: 'shards/', rangeChecks: 50 });
     expect(verified.problems).toEqual([]);
-    expect(verified).toMatchObject({ ok: true, objects: 300, shards: result.shards.length, rangeChecked: 50 });
+    expect(verified).toMatchObject({
+      ok: true,
+      objects: 300,
+      shards: result.shards.length,
+      rangeChecked: 50,
+    });
   });
 
   it('resumes after an interruption and ends with the same shards as an uninterrupted run', async () => {
     const s3 = s3Client({ maxAttempts: 1 });
     await seed(s3, 120);
     const target = 96 * KIB;
-    const whole = await shardPrefix({ s3, bucket: BUCKET, prefix: 'data/', destPrefix: 'whole/', targetBytes: target });
+    const whole = await shardPrefix({
+      s3,
+      bucket: BUCKET,
+      prefix: 'data/',
+      destPrefix: 'whole/',
+      targetBytes: target,
+    });
     expect(whole.shards.length).toBeGreaterThanOrEqual(4);
 
     const stop = new AbortController();
@@ -109,7 +129,13 @@ describe('shard against the emulator', () => {
       }),
     ).rejects.toThrow();
 
-    const resumed = await shardPrefix({ s3, bucket: BUCKET, prefix: 'data/', destPrefix: 'resumed/', targetBytes: target });
+    const resumed = await shardPrefix({
+      s3,
+      bucket: BUCKET,
+      prefix: 'data/',
+      destPrefix: 'resumed/',
+      targetBytes: target,
+    });
     expect(resumed.skipped).toBe(2);
     expect(resumed.written).toBe(whole.shards.length - 2);
     expect(resumed.shards.map((s) => [s.bytes, s.sha256, s.objects])).toEqual(
@@ -120,7 +146,13 @@ describe('shard against the emulator', () => {
 
     // A shard that vanished after its progress record was written is rebuilt, not trusted.
     await s3.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: shardKey('resumed/', 1) }));
-    const repaired = await shardPrefix({ s3, bucket: BUCKET, prefix: 'data/', destPrefix: 'resumed/', targetBytes: target });
+    const repaired = await shardPrefix({
+      s3,
+      bucket: BUCKET,
+      prefix: 'data/',
+      destPrefix: 'resumed/',
+      targetBytes: target,
+    });
     expect(repaired).toMatchObject({ written: 1, skipped: whole.shards.length - 1 });
     expect((await verifyShards({ s3, bucket: BUCKET, destPrefix: 'resumed/' })).ok).toBe(true);
   });
@@ -128,7 +160,13 @@ describe('shard against the emulator', () => {
   it('reports a corrupted shard and a changed source', async () => {
     const s3 = s3Client({ maxAttempts: 1 });
     await seed(s3, 40);
-    const result = await shardPrefix({ s3, bucket: BUCKET, prefix: 'data/', destPrefix: 'out/', targetBytes: TARGET });
+    const result = await shardPrefix({
+      s3,
+      bucket: BUCKET,
+      prefix: 'data/',
+      destPrefix: 'out/',
+      targetBytes: TARGET,
+    });
     const key = result.shards[0].key;
     const tar = Buffer.from(
       await (await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }))).Body!.transformToByteArray(),
