@@ -12,20 +12,21 @@
  * 6. destroys the stack and stops everything it started, also on Ctrl-C.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DescribeAutoScalingGroupsCommand, AutoScalingClient } from '@aws-sdk/client-auto-scaling';
 import {
   DescribeInstancesCommand,
   DescribeLaunchTemplateVersionsCommand,
-  DescribeSubnetsCommand,
+  DescribeAvailabilityZonesCommand,
   TerminateInstancesCommand,
 } from '@aws-sdk/client-ec2';
 import { DescribeFileSystemsCommand, type FileSystemDescription } from '@aws-sdk/client-efs';
 import { GetFunctionConfigurationCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { clientConfig, ec2Client, efsClient } from '../../core/aws';
 import { TAG_FLEET, TAG_JOB } from '../../core/tags';
+import { emulatorEnv, runCdk } from '../../test/support/cdk-cli';
 import { ImdsStandIn } from '../../test/support/imds';
 import { MotoServer, REPO_ROOT } from '../../test/support/moto';
 import { Cleanups } from './cleanup';
@@ -59,40 +60,17 @@ interface Job {
 
 function sandboxEnv(moto: MotoServer, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return {
-    ...process.env,
-    AWS_REGION: REGION,
-    AWS_ACCESS_KEY_ID: 'sandbox',
-    AWS_SECRET_ACCESS_KEY: 'sandbox',
-    AWS_SESSION_TOKEN: 'sandbox',
-    AWS_ENDPOINT_URL: moto.endpoint,
-    // moto only parses a path-style template URL on `localhost` (see the emulator reference).
-    AWS_ENDPOINT_URL_S3_FOR_CLOUDFORMATION: `http://localhost:${moto.port}`,
-    CDK_DISABLE_CLI_TELEMETRY: 'true',
+    ...emulatorEnv(moto.endpoint),
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     ...extra,
   };
 }
 
-function run(
-  cmd: string,
-  args: string[],
-  env: NodeJS.ProcessEnv,
-  cwd: string,
-): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, out }));
-  });
-}
-
 async function cdk(args: string[], env: NodeJS.ProcessEnv, cwd = REPO_ROOT): Promise<string> {
-  const r = await run(join(REPO_ROOT, 'node_modules', '.bin', 'cdk'), args, env, cwd);
-  if (r.code !== 0) throw new Error(`cdk ${args[0]} failed (exit ${r.code}):\n${r.out.slice(-3000)}`);
-  return r.out;
+  const r = await runCdk(args, { env, cwd, timeoutMs: 240_000 });
+  if (r.code !== 0)
+    throw new Error(`cdk ${args[0]} failed (exit ${r.code}):\n${(r.stdout + r.stderr).slice(-3000)}`);
+  return r.stdout + r.stderr;
 }
 
 interface RunningJob {
@@ -103,35 +81,50 @@ interface RunningJob {
   killAll(): void;
 }
 
-/** Starts `mountfleet scratch run` for a job as the played instance would (its own process group). */
+/**
+ * Starts `mountfleet scratch run` for a job as the played instance would. The job script records its pid
+ * first: the agent runs CMD in a process group of its own, so losing the instance means killing both.
+ */
 function startJob(job: Job, env: NodeJS.ProcessEnv, script: string): RunningJob {
   const path = join(env.TMPDIR!, 'scratch', job.id);
+  const pidFile = join(env.TMPDIR!, `${job.id}.pid`);
   const child = spawn(
     process.execPath,
-    [CLI, 'scratch', 'run', '--job', job.id, '--path', path, '--', 'sh', '-c', script],
-    {
-      cwd: REPO_ROOT,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    },
+    [
+      CLI,
+      'scratch',
+      'run',
+      '--job',
+      job.id,
+      '--path',
+      path,
+      '--',
+      'sh',
+      '-c',
+      `echo $$ > '${pidFile}'; ${script}`,
+    ],
+    { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
   );
   let output = '';
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   const done = new Promise<number | null>((resolve) =>
-    child.on('close', (code, signal) => resolve(code ?? (signal ? -1 : null))),
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? -1 : null))),
   );
+  const killGroup = (pid: number) => {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  };
   return {
     child,
     done,
     output: () => output,
     killAll: () => {
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        // already gone
-      }
+      killGroup(child.pid!);
+      if (existsSync(pidFile)) killGroup(Number(readFileSync(pidFile, 'utf8').trim()));
     },
   };
 }
@@ -211,16 +204,18 @@ async function fleetInstances(asgName: string, count: number): Promise<FleetInst
   const reservations =
     (await ec2.send(new DescribeInstancesCommand({ InstanceIds: ids }))).Reservations ?? [];
   const described = reservations.flatMap((r) => r.Instances ?? []);
-  const subnets = (
-    await ec2.send(new DescribeSubnetsCommand({ SubnetIds: described.map((i) => i.SubnetId!) }))
-  ).Subnets!;
+  const zones = (await ec2.send(new DescribeAvailabilityZonesCommand({}))).AvailabilityZones ?? [];
   return described.map((i) => {
-    const subnet = subnets.find((s) => s.SubnetId === i.SubnetId)!;
+    const zone = zones.find((z) => z.ZoneName === i.Placement?.AvailabilityZone)!;
     return {
       instanceId: i.InstanceId!,
-      instanceType: i.InstanceType!,
-      availabilityZone: subnet.AvailabilityZone!,
-      availabilityZoneId: subnet.AvailabilityZoneId!,
+      // moto leaves the type empty for mixed-instances groups: take the group's first override then.
+      instanceType:
+        i.InstanceType ||
+        group.MixedInstancesPolicy?.LaunchTemplate?.Overrides?.[0]?.InstanceType ||
+        'c6i.large',
+      availabilityZone: zone.ZoneName!,
+      availabilityZoneId: zone.ZoneId!,
       launchTemplateId:
         group.MixedInstancesPolicy?.LaunchTemplate?.LaunchTemplateSpecification?.LaunchTemplateId ??
         group.LaunchTemplate?.LaunchTemplateId ??
@@ -279,7 +274,14 @@ async function invokeReaper(functionName: string): Promise<ReaperReport> {
     account: ACCOUNT,
     detail: {},
   };
-  return mod[exportName](event, context);
+  // The handler logs one JSON line per decision to stdout, as in Lambda; here stdout is the report's.
+  const write = process.stdout.write.bind(process.stdout);
+  process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
+  try {
+    return await mod[exportName](event, context);
+  } finally {
+    process.stdout.write = write;
+  }
 }
 
 async function main(): Promise<number> {
@@ -308,7 +310,7 @@ async function main(): Promise<number> {
       profile: 'sandbox',
       account: ACCOUNT,
       region: REGION,
-      fleet: { desiredCapacity: 2, minCapacity: 0, maxCapacity: 2 },
+      fleet: { desiredCapacity: 3, minCapacity: 0, maxCapacity: 3 },
     }),
   );
   const cdkOut = join(work, 'cdk.out');
@@ -342,7 +344,7 @@ async function main(): Promise<number> {
   const outputs = await stackOutputs(outputsFile);
   const instances = await progress.step(
     'Find the fleet instances the Auto Scaling group launched',
-    () => fleetInstances(outputs.AutoScalingGroupName, 2),
+    () => fleetInstances(outputs.AutoScalingGroupName, 3),
     (ids) => ids.map((i) => `${i.instanceId} (${i.availabilityZone})`).join(', '),
   );
   const agentConfig = await progress.step(
@@ -375,6 +377,7 @@ async function main(): Promise<number> {
       TMPDIR: work,
     });
   const jobs: Job[] = [];
+  report.jobs = jobs;
 
   // Job 1: writes and reads its scratch, exits 0.
   const ok: Job = { id: 'demo-write-read', instanceId: instances[0].instanceId, outcome: '' };
@@ -390,9 +393,9 @@ async function main(): Promise<number> {
     () => ok.outcome,
   );
 
-  // Job 4 (started now, checked later): still running on instance 2 while the reaper runs.
-  const busy: Job = { id: 'demo-in-use', instanceId: instances[1].instanceId, outcome: '' };
-  const busyRun = startJob(busy, instanceEnv(1), 'echo running > "$MOUNTFLEET_SCRATCH/state"; sleep 600');
+  // Job 4 (started now, checked later): still running on instance 3 while the reaper runs.
+  const busy: Job = { id: 'demo-in-use', instanceId: instances[2].instanceId, outcome: '' };
+  const busyRun = startJob(busy, instanceEnv(2), 'echo running > "$MOUNTFLEET_SCRATCH/state"; sleep 600');
   cleanups.add('stop job 4', () => busyRun.killAll());
 
   // Job 2: the agent is SIGKILLed mid-run, then its instance is lost: nothing can tear down.
