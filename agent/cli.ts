@@ -11,6 +11,10 @@ import { register as registerBench } from './commands/bench';
 import { register as registerShard } from './commands/shard';
 import { register as registerScratch } from './commands/scratch';
 import { register as registerReap } from './commands/reap';
+import { register as registerUp } from './commands/up';
+import { register as registerStatus } from './commands/status';
+import { register as registerDown } from './commands/down';
+import { register as registerTune } from './commands/tune';
 
 /** Shared by all commands: a command's action sets `exitCode` to pass a status through. */
 export interface CliContext {
@@ -25,6 +29,10 @@ const COMMANDS: RegisterCommand[] = [
   registerShard,
   registerScratch,
   registerReap,
+  registerUp,
+  registerStatus,
+  registerDown,
+  registerTune,
 ];
 
 export function buildProgram(ctx: CliContext): Command {

@@ -5,6 +5,7 @@
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { NvmeDisk } from './host';
 
@@ -29,10 +30,20 @@ export type CacheVolume =
       readonly capacityMiB: number;
       readonly reason: string;
     }
-  | { readonly kind: 'root'; readonly directory: string; readonly capacityMiB: number; readonly reason: string }
+  | {
+      readonly kind: 'root';
+      readonly directory: string;
+      readonly capacityMiB: number;
+      readonly reason: string;
+    }
   | { readonly kind: 'none'; readonly reason: string };
 
-export function planCacheVolume(disks: readonly NvmeDisk[], rootFreeMiB: number): CacheVolume {
+/** `systemRoot` prefixes the directories (tests run the agent under a temporary root). */
+export function planCacheVolume(
+  disks: readonly NvmeDisk[],
+  rootFreeMiB: number,
+  systemRoot = '/',
+): CacheVolume {
   if (disks.length > 0) {
     const totalMiB = disks.reduce((s, d) => s + d.sizeBytes, 0) / 1024 / 1024;
     const capacityMiB = Math.floor(totalMiB * INSTANCE_STORE_USABLE_FRACTION);
@@ -41,7 +52,7 @@ export function planCacheVolume(disks: readonly NvmeDisk[], rootFreeMiB: number)
       kind: 'instance-store',
       devices: disks.map((d) => d.device),
       device: several ? RAID_DEVICE : disks[0].device,
-      directory: INSTANCE_STORE_MOUNT_POINT,
+      directory: join(systemRoot, INSTANCE_STORE_MOUNT_POINT),
       capacityMiB,
       reason:
         `${disks.length} instance-store NVMe disk(s), ${Math.round(totalMiB / 1024)} GiB in all` +
@@ -58,7 +69,7 @@ export function planCacheVolume(disks: readonly NvmeDisk[], rootFreeMiB: number)
   }
   return {
     kind: 'root',
-    directory: ROOT_CACHE_DIRECTORY,
+    directory: join(systemRoot, ROOT_CACHE_DIRECTORY),
     capacityMiB,
     reason:
       `no instance store: ${ROOT_CACHE_FRACTION * 100}% of the root volume's ${rootFreeMiB} MiB free, ` +
@@ -75,7 +86,9 @@ export const execCommand: CommandRunner = async (file, args) => {
     return stdout;
   } catch (e) {
     const err = e as Error & { stderr?: string };
-    throw new Error(`${file} ${args.join(' ')} failed: ${(err.stderr ?? '').trim() || err.message}`);
+    throw new Error(`${file} ${args.join(' ')} failed: ${(err.stderr ?? '').trim() || err.message}`, {
+      cause: e,
+    });
   }
 };
 

@@ -29,7 +29,17 @@ export interface InstanceTypeFacts {
 export const FALLBACK_SOURCE =
   'built-in table (ec2:DescribeInstanceTypes snapshot shipped with moto 5.2.5, us-east-1)';
 
-type Row = [string, 'x86_64' | 'arm64', number, boolean, number, number, number, [number, number] | null, string];
+type Row = [
+  string,
+  'x86_64' | 'arm64',
+  number,
+  boolean,
+  number,
+  number,
+  number,
+  [number, number] | null,
+  string,
+];
 // instance type, architecture, memory MiB, burstable, network cards, baseline Gbps per card, peak Gbps
 // per card, instance store [disks, GB each], NetworkPerformance.
 const FALLBACK_ROWS: Row[] = [
@@ -56,23 +66,25 @@ const FALLBACK_ROWS: Row[] = [
 ];
 
 export const FALLBACK_INSTANCE_TYPES: ReadonlyMap<string, InstanceTypeFacts> = new Map(
-  FALLBACK_ROWS.map(([instanceType, architecture, memoryMiB, burstable, cards, baseline, peak, store, perf]) => [
-    instanceType,
-    {
+  FALLBACK_ROWS.map(
+    ([instanceType, architecture, memoryMiB, burstable, cards, baseline, peak, store, perf]) => [
       instanceType,
-      architecture,
-      memoryMiB,
-      burstable,
-      networkCards: Array.from({ length: cards }, (_, index) => ({
-        index,
-        baselineGbps: baseline,
-        peakGbps: peak,
-      })),
-      networkPerformance: perf,
-      ...(store ? { instanceStore: { disks: store[0], diskSizeGB: store[1] } } : {}),
-      source: FALLBACK_SOURCE,
-    },
-  ]),
+      {
+        instanceType,
+        architecture,
+        memoryMiB,
+        burstable,
+        networkCards: Array.from({ length: cards }, (_, index) => ({
+          index,
+          baselineGbps: baseline,
+          peakGbps: peak,
+        })),
+        networkPerformance: perf,
+        ...(store ? { instanceStore: { disks: store[0], diskSizeGB: store[1] } } : {}),
+        source: FALLBACK_SOURCE,
+      },
+    ],
+  ),
 );
 
 /** Converts one DescribeInstanceTypes entry; undefined when it lacks the network facts we need. */
@@ -111,10 +123,12 @@ export async function lookupInstanceType(
   ec2: EC2Client | undefined,
   onFallback: (reason: string) => void = () => {},
 ): Promise<InstanceTypeFacts> {
-  let apiError = 'no EC2 client';
+  let apiError = 'not asked (offline)';
   if (ec2) {
     try {
-      const out = await ec2.send(new DescribeInstanceTypesCommand({ InstanceTypes: [instanceType as never] }));
+      const out = await ec2.send(
+        new DescribeInstanceTypesCommand({ InstanceTypes: [instanceType as never] }),
+      );
       const facts = out.InstanceTypes?.[0] && factsFromApi(out.InstanceTypes[0]);
       if (facts) return facts;
       apiError = 'the answer had no network card facts';

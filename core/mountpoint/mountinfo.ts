@@ -10,7 +10,8 @@ export interface MountEntry {
   readonly source: string;
 }
 
-const unescape = (s: string) => s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+const unescape = (s: string) =>
+  s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
 
 export function readMountinfo(path = '/proc/self/mountinfo'): MountEntry[] {
   return readFileSync(path, 'utf8')

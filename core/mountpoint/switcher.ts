@@ -43,7 +43,8 @@ export class PathSwitcher {
    */
   async switchTo(target: string): Promise<void> {
     const targetMount = topMount(target, this.entries());
-    if (!targetMount) throw new Error(`cannot switch ${this.userPath} to ${target}: nothing is mounted there`);
+    if (!targetMount)
+      throw new Error(`cannot switch ${this.userPath} to ${target}: nothing is mounted there`);
     const top = this.layers.at(-1);
     if (top?.target === target && top.targetMountId === targetMount.id) return;
     const below = this.layers.at(-2);

@@ -6,7 +6,12 @@
 import { join } from 'node:path';
 import type { AgentConfig, MountConfig } from '../config';
 import type { CacheVolume } from './cache-volume';
-import { renderCommandLine, type MetadataTtl, type MountpointOptions, type RenderedFlag } from './command-line';
+import {
+  renderCommandLine,
+  type MetadataTtl,
+  type MountpointOptions,
+  type RenderedFlag,
+} from './command-line';
 import type { MemoryFacts } from './host';
 import type { InstanceTypeFacts } from './instance-types';
 
@@ -180,7 +185,8 @@ export function planMounts(input: TuningInput): TuningPlan {
   host.push({
     setting: '--otlp-endpoint',
     value: OTLP_ENDPOINT,
-    reason: 'Mountpoint metrics (cache hits, S3 errors) go to the local CloudWatch agent, which mountfleet configures',
+    reason:
+      'Mountpoint metrics (cache hits, S3 errors) go to the local CloudWatch agent, which mountfleet configures',
     fact: 'reference: --otlp-endpoint stable since 1.21.0; CloudWatch agent >= 1.300060.0 listens on 127.0.0.1:4318',
   });
 
@@ -199,7 +205,11 @@ export function planMounts(input: TuningInput): TuningPlan {
     const mutable = mount.dataset === 'mutable';
 
     decisions.push({
-      setting: readOnly ? '--read-only' : mutable ? '--allow-overwrite --allow-delete' : '(writes: new files only)',
+      setting: readOnly
+        ? '--read-only'
+        : mutable
+          ? '--allow-overwrite --allow-delete'
+          : '(writes: new files only)',
       value: mount.access,
       reason: readOnly
         ? 'declared read-only: the kernel refuses writes before they reach S3'
@@ -235,7 +245,9 @@ export function planMounts(input: TuningInput): TuningPlan {
         ? `cache policy ${mount.cache}: no local data cache`
         : localMiB
           ? `an equal share of the cache volume for each of ${localMounts} locally cached mount(s), explicit so the job's disk is never filled` +
-            (failover ? `; ${PRIMARY_CACHE_SHARE * 100}% to the Express-cached process, the rest to the standby` : '')
+            (failover
+              ? `; ${PRIMARY_CACHE_SHARE * 100}% to the Express-cached process, the rest to the standby`
+              : '')
           : 'no cache volume on this host',
       fact: 'reference: --cache (1.2.0) deletes its directory at mount and exit; --max-cache-size in MiB',
     });
@@ -267,7 +279,9 @@ export function planMounts(input: TuningInput): TuningPlan {
       otlpEndpoint: OTLP_ENDPOINT,
     } satisfies Partial<MountpointOptions>;
     const cacheDir = (role: ProcessRole) =>
-      cacheVolume.kind !== 'none' && localMiB ? { cacheDirectory: join(cacheVolume.directory, name, role) } : {};
+      cacheVolume.kind !== 'none' && localMiB
+        ? { cacheDirectory: join(cacheVolume.directory, name, role) }
+        : {};
     const processes: ProcessPlan[] = [];
     const make = (role: ProcessRole, mountPoint: string, extra: Partial<MountpointOptions>, env = {}) => {
       const options: MountpointOptions = { ...base, ...cacheDir(role), ...extra, mountPoint };
@@ -283,7 +297,11 @@ export function planMounts(input: TuningInput): TuningPlan {
         { cacheXzBucket: expressBucket, ...(localMiB ? { maxCacheSizeMiB: primaryMiB } : {}) },
         { AWS_MAX_ATTEMPTS: String(EXPRESS_PROCESS_MAX_ATTEMPTS) },
       );
-      make('direct', join(runDir, name, 'direct'), localMiB ? { maxCacheSizeMiB: localMiB - primaryMiB } : {});
+      make(
+        'direct',
+        join(runDir, name, 'direct'),
+        localMiB ? { maxCacheSizeMiB: localMiB - primaryMiB } : {},
+      );
       decisions.push({
         setting: 'AWS_MAX_ATTEMPTS',
         value: `${EXPRESS_PROCESS_MAX_ATTEMPTS} (Express-cached process), default 10 (standby)`,

@@ -22,7 +22,9 @@ const integer =
   (v: string) => {
     if (!/^\d+$/.test(v)) return 'invalid digit found in string';
     const n = Number(v);
-    return n < min || n > max ? `${n} is not in ${min}..${max === Number.MAX_SAFE_INTEGER ? '' : max + 1}` : undefined;
+    return n < min || n > max
+      ? `${n} is not in ${min}..${max === Number.MAX_SAFE_INTEGER ? '' : max + 1}`
+      : undefined;
   };
 const oneOf = (values: readonly string[]) => (v: string) =>
   values.includes(v) ? undefined : `possible values: ${values.join(', ')}`;
@@ -45,7 +47,11 @@ export const bucketName = (v: string) => {
 };
 
 export const MOUNTPOINT_1_24_0_ARGS: readonly ArgSpec[] = [
-  { long: 'prefix', value: '<PREFIX>', validate: (v) => (v.endsWith('/') ? undefined : "prefix must end with '/'") },
+  {
+    long: 'prefix',
+    value: '<PREFIX>',
+    validate: (v) => (v.endsWith('/') ? undefined : "prefix must end with '/'"),
+  },
   { long: 'region', value: '<REGION>' },
   { long: 'endpoint-url', value: '<ENDPOINT_URL>' },
   { long: 'force-path-style' },
@@ -139,12 +145,16 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
       let value: string;
       if (spec.value) {
         const next = inline ?? argv[++i];
-        if (next === undefined) throw new UsageError(`a value is required for ${display(spec)} but none was supplied`);
+        if (next === undefined)
+          throw new UsageError(`a value is required for ${display(spec)} but none was supplied`);
         const problem = spec.validate?.(next);
         if (problem) throw new UsageError(`invalid value '${next}' for ${display(spec)}: ${problem}`);
         value = next;
       } else {
-        if (inline !== undefined) throw new UsageError(`unexpected value '${inline}' for '--${spec.long}' found; no more were expected`);
+        if (inline !== undefined)
+          throw new UsageError(
+            `unexpected value '${inline}' for '--${spec.long}' found; no more were expected`,
+          );
         value = 'true';
       }
       if (options.has(spec.long) && !spec.multiple)
@@ -157,10 +167,13 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     if (!options.has(spec.long)) continue;
     if (spec.requires && !options.has(spec.requires)) {
       const needed = MOUNTPOINT_1_24_0_ARGS.find((s) => s.long === spec.requires)!;
-      throw new UsageError(`the following required arguments were not provided:\n  --${needed.long} ${needed.value ?? ''}`.trimEnd());
+      throw new UsageError(
+        `the following required arguments were not provided:\n  --${needed.long} ${needed.value ?? ''}`.trimEnd(),
+      );
     }
     for (const other of spec.conflicts ?? []) {
-      if (options.has(other)) throw new UsageError(`the argument '--${spec.long}' cannot be used with '--${other}'`);
+      if (options.has(other))
+        throw new UsageError(`the argument '--${spec.long}' cannot be used with '--${other}'`);
     }
   }
   if (positionals.length < 2) {
@@ -169,7 +182,8 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
   }
   if (positionals.length > 2) throw new UsageError(`unexpected argument '${positionals[2]}' found`);
   const bucketProblem = bucketName(positionals[0]);
-  if (bucketProblem) throw new UsageError(`invalid value '${positionals[0]}' for '<BUCKET_NAME>': ${bucketProblem}`);
+  if (bucketProblem)
+    throw new UsageError(`invalid value '${positionals[0]}' for '<BUCKET_NAME>': ${bucketProblem}`);
   return { bucket: positionals[0], directory: positionals[1], options, help, version };
 }
 

@@ -61,6 +61,7 @@ async function writeCacheMetadata(bucket: string, sourceBucket: string): Promise
       abort.signal.aborted
         ? `Timeout after ${READY_TIMEOUT_MS / 1000} seconds while waiting for mount process to be ready`
         : `initial PutObject failed for shared cache bucket ${bucket}: ${(e as Error).name}`,
+      { cause: e },
     );
   } finally {
     clearTimeout(timer);
@@ -74,7 +75,8 @@ async function serve(args: ParsedArgs, ready: (ok: boolean, message: string) => 
   if (!root) return ready(false, 'MOUNT_S3_STANDIN_BUCKETS is not set (the stand-in serves buckets from it)');
   const prefix = args.options.get('prefix')?.[0] ?? '';
   const source = join(root, args.bucket, prefix);
-  if (!existsSync(join(root, args.bucket))) return ready(false, `Failed to create mount process: bucket ${args.bucket} does not exist`);
+  if (!existsSync(join(root, args.bucket)))
+    return ready(false, `Failed to create mount process: bucket ${args.bucket} does not exist`);
   if (!existsSync(source)) execFileSync('mkdir', ['-p', source]);
   const cacheXz = args.options.get('cache-xz')?.[0];
   if (cacheXz) {
@@ -90,7 +92,14 @@ async function serve(args: ParsedArgs, ready: (ok: boolean, message: string) => 
     if (readOnly) {
       // Two lower layers and no upper layer make a read-only overlay: a file system of its own.
       execFileSync('mkdir', ['-p', join(scratch, 'empty')]);
-      execFileSync('mount', ['-t', 'overlay', `mount-s3-standin:${args.bucket}`, '-o', `lowerdir=${source}:${join(scratch, 'empty')}`, args.directory]);
+      execFileSync('mount', [
+        '-t',
+        'overlay',
+        `mount-s3-standin:${args.bucket}`,
+        '-o',
+        `lowerdir=${source}:${join(scratch, 'empty')}`,
+        args.directory,
+      ]);
     } else {
       execFileSync('mount', ['--bind', source, args.directory]);
     }

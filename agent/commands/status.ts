@@ -1,0 +1,40 @@
+/** `mountfleet status [--json]`: the running agent's mounts, active paths, cache zone health and switch counts. */
+import type { RegisterCommand } from '../cli';
+import { agentPaths } from '../../core/mountpoint/paths';
+import { processAlive, readState } from '../../core/mountpoint/state';
+
+export const register: RegisterCommand = (program, ctx) => {
+  program
+    .command('status')
+    .description("the agent's mounts, which path each serves, Express cache zone health, switch counts")
+    .option('--json', 'one JSON document on stdout')
+    .action((opts: { json?: boolean }) => {
+      const state = readState(agentPaths().runDir);
+      const running = state !== undefined && processAlive(state.pid);
+      if (opts.json) {
+        process.stdout.write(`${JSON.stringify({ running, ...(state ? { state } : {}) }, null, 2)}\n`);
+      } else if (!state || !running) {
+        process.stderr.write(
+          state ? `agent pid ${state.pid} is gone (stale state)\n` : 'agent not running\n',
+        );
+      } else {
+        const zone = state.expressCache;
+        const lines = [
+          `agent pid ${state.pid} (${state.mode}), ${state.instanceType} in ${state.availabilityZoneId}, since ${state.startedAt}`,
+          zone
+            ? `express cache ${zone.bucket}: ${zone.healthy ? 'healthy' : 'DOWN'}${zone.lastProbe ? ` (${zone.lastProbe.detail})` : ''}`
+            : 'express cache: not used',
+          ...state.mounts.map(
+            (m) =>
+              `${m.path}  s3://${m.bucket}/${m.prefix}  active=${m.active}` +
+              (m.failover
+                ? `  switches to-direct=${m.switches.toDirect} to-express=${m.switches.toExpress}`
+                : '') +
+              `  ${m.processes.map((p) => `${p.role}:${p.running ? 'up' : 'down'}${p.restarts ? `(restarts ${p.restarts})` : ''}`).join(' ')}`,
+          ),
+        ];
+        process.stderr.write(`${lines.join('\n')}\n`);
+      }
+      if (!running) ctx.exitCode = 3;
+    });
+};

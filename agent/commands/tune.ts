@@ -1,0 +1,50 @@
+/** `mountfleet tune --instance-type T [--json]`: the Mountpoint settings the agent would choose, and why. */
+import { existsSync } from 'node:fs';
+import type { RegisterCommand } from '../cli';
+import { ec2Client } from '../../core/aws';
+import { DEFAULT_AGENT_CONFIG_PATH, loadAgentConfig } from '../../core/config';
+import { formatTuneReport, tuneForInstanceType } from '../../core/mountpoint/tune-report';
+
+interface TuneOptions {
+  instanceType: string;
+  config?: string;
+  azId?: string;
+  interfaces?: string;
+  rootFreeGib?: string;
+  offline?: boolean;
+  json?: boolean;
+}
+
+export const register: RegisterCommand = (program) => {
+  program
+    .command('tune')
+    .description(
+      'the Mountpoint settings the agent would choose for an instance type, with the reason for each',
+    )
+    .requiredOption('--instance-type <type>', 'EC2 instance type, e.g. p5.48xlarge')
+    .option(
+      '--config <file>',
+      'agent config (default: MOUNTFLEET_CONFIG or /etc/mountfleet/agent.json when present, else an example)',
+    )
+    .option(
+      '--az-id <id>',
+      'Availability Zone ID whose Express bucket to use (default: the first configured)',
+    )
+    .option('--interfaces <list>', 'comma-separated interfaces for --bind, e.g. ens5,ens6 (multi-card types)')
+    .option('--root-free-gib <n>', 'root volume free space when the type has no instance store', '20')
+    .option('--offline', 'use the built-in instance table instead of ec2:DescribeInstanceTypes')
+    .option('--json', 'one JSON document on stdout')
+    .action(async (opts: TuneOptions) => {
+      const configPath = opts.config ?? process.env.MOUNTFLEET_CONFIG ?? DEFAULT_AGENT_CONFIG_PATH;
+      const report = await tuneForInstanceType({
+        instanceType: opts.instanceType,
+        ...(opts.config || existsSync(configPath) ? { config: loadAgentConfig(configPath) } : {}),
+        ...(opts.azId ? { azId: opts.azId } : {}),
+        ...(opts.interfaces ? { interfaces: opts.interfaces.split(',').filter(Boolean) } : {}),
+        rootFreeGiB: Number(opts.rootFreeGib),
+        ...(opts.offline ? {} : { ec2: ec2Client({ maxAttempts: 2, connectionTimeoutMs: 2000 }) }),
+      });
+      if (opts.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      else process.stderr.write(formatTuneReport(report));
+    });
+};

@@ -1,0 +1,94 @@
+/**
+ * `mountfleet up`: install the pinned Mountpoint, tune it for this instance, mount every configured
+ * bucket (systemd units, or `--supervise` to run them itself) and watch the Express cache zone until
+ * SIGTERM/SIGINT, which unmounts everything. The work lives in core/mountpoint.
+ */
+import { existsSync } from 'node:fs';
+import type { RegisterCommand } from '../cli';
+import { ec2Client, s3ExpressClient } from '../../core/aws';
+import { loadAgentConfig } from '../../core/config';
+import { readInstanceIdentity } from '../../core/imds';
+import { gatherHostFacts, MountAgent, type AgentOptions } from '../../core/mountpoint/agent';
+import { installMountpoint } from '../../core/mountpoint/install';
+import { lookupInstanceType } from '../../core/mountpoint/instance-types';
+import { agentPaths } from '../../core/mountpoint/paths';
+
+interface UpOptions {
+  config?: string;
+  supervise?: boolean;
+  install: boolean;
+}
+
+export const register: RegisterCommand = (program, ctx) => {
+  program
+    .command('up')
+    .description('install, tune and mount Mountpoint for this instance, then watch the Express cache zone')
+    .option('--config <file>', 'agent config (default: MOUNTFLEET_CONFIG or /etc/mountfleet/agent.json)')
+    .option('--supervise', 'run and supervise the mounts in this process instead of systemd units')
+    .option('--no-install', 'use the Mountpoint at MOUNTFLEET_MOUNT_S3 instead of installing the pinned one')
+    .action(async (opts: UpOptions) => {
+      const log = (e: Record<string, unknown>) =>
+        process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...e })}\n`);
+      const config = loadAgentConfig(opts.config);
+      const paths = agentPaths();
+      if (!opts.supervise && !existsSync('/run/systemd/system')) {
+        process.stderr.write('mountfleet up: systemd is not running here; use --supervise\n');
+        ctx.exitCode = 2;
+        return;
+      }
+      if (opts.install) {
+        const result = await installMountpoint({
+          version: config.mountpoint.version,
+          keyFingerprint: config.mountpoint.keyFingerprint,
+          mountS3: paths.mountS3,
+          ...(process.env.MOUNTFLEET_MOUNTPOINT_RELEASE_URL
+            ? { releaseUrl: process.env.MOUNTFLEET_MOUNTPOINT_RELEASE_URL }
+            : {}),
+          ...(process.env.MOUNTFLEET_MOUNTPOINT_KEYS_URL
+            ? { keysUrl: process.env.MOUNTFLEET_MOUNTPOINT_KEYS_URL }
+            : {}),
+          log: (message) => log({ event: 'install', message }),
+        });
+        log({ event: 'install', ...result });
+      }
+      const identity = await readInstanceIdentity();
+      const instance = await lookupInstanceType(
+        identity.instanceType,
+        ec2Client({ maxAttempts: 2 }),
+        (reason) => log({ event: 'instance-type-fallback', instanceType: identity.instanceType, reason }),
+      );
+      const options: AgentOptions = {
+        config,
+        identity,
+        instance,
+        host: gatherHostFacts(paths.systemRoot),
+        mountS3: paths.mountS3,
+        mode: opts.supervise ? 'supervise' : 'systemd',
+        runDir: paths.runDir,
+        unitDir: paths.unitDir,
+        cloudWatchAgentConfigFile: paths.cloudWatchAgentConfigFile,
+        metricsLogFile: paths.metricsLogFile,
+        expressClient: () => s3ExpressClient({ maxAttempts: 1, connectionTimeoutMs: 1000 }),
+        log,
+      };
+      const probe = await MountAgent.preMountProbe(options);
+      const agent = new MountAgent(options, probe);
+      const stop = new AbortController();
+      const onSignal = (signal: string) => {
+        log({ event: 'signal', signal });
+        stop.abort();
+      };
+      process.once('SIGTERM', () => onSignal('SIGTERM'));
+      process.once('SIGINT', () => onSignal('SIGINT'));
+      try {
+        await agent.start();
+      } catch (e) {
+        log({ event: 'start-failed', error: (e as Error).message });
+        await agent.stop();
+        ctx.exitCode = 1;
+        return;
+      }
+      log({ event: 'up', mounts: config.mounts.map((m) => m.path), runDir: paths.runDir });
+      await agent.runUntil(stop.signal);
+    });
+};

@@ -1,0 +1,382 @@
+/**
+ * The agent behind `mountfleet up`: gathers facts, installs and tunes Mountpoint, starts one process per
+ * mount (two for mounts with the Express cache: the cached primary and a cache-less standby), points
+ * each user path at the right one, and keeps watching the zone's Express bucket until told to stop.
+ */
+import type { S3Client } from '@aws-sdk/client-s3';
+import { appendFileSync, mkdirSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { systemClock, type Clock } from '../clock';
+import type { AgentConfig } from '../config';
+import type { InstanceIdentity } from '../imds';
+import {
+  execCommand,
+  planCacheVolume,
+  prepareCacheVolume,
+  type CacheVolume,
+  type CommandRunner,
+} from './cache-volume';
+import { probeExpressBucket, type ProbeResult } from './express-probe';
+import { discoverInstanceStore, listNetworkInterfaces, readMemory, type MemoryFacts } from './host';
+import type { InstanceTypeFacts } from './instance-types';
+import { topMount } from './mountinfo';
+import { processAlive, statePath, writeState, type AgentState, type MountState } from './state';
+import { PathSwitcher } from './switcher';
+import { renderCloudWatchAgentConfig, renderMountUnit, unitName } from './systemd';
+import { Supervisor } from './supervisor';
+import { planMounts, type MountPlan, type ProcessPlan, type ProcessRole, type TuningPlan } from './tuning';
+import { ExpressWatchdog, type WatchdogEvidence } from './watchdog';
+
+export interface HostFacts {
+  readonly memory: MemoryFacts;
+  readonly cacheVolume: CacheVolume;
+  readonly interfaces: string[];
+}
+
+/** Memory, instance store and interfaces of this machine; `systemRoot` prefixes the cache directory. */
+export function gatherHostFacts(systemRoot = '/'): HostFacts {
+  const disks = discoverInstanceStore('/');
+  mkdirSync(systemRoot, { recursive: true });
+  const fs = statfsSync(systemRoot);
+  const rootFreeMiB = Math.floor((fs.bavail * fs.bsize) / 1024 / 1024);
+  return {
+    memory: readMemory('/'),
+    cacheVolume: planCacheVolume(disks, rootFreeMiB, systemRoot),
+    interfaces: listNetworkInterfaces(),
+  };
+}
+
+export interface AgentOptions {
+  readonly config: AgentConfig;
+  readonly identity: InstanceIdentity;
+  readonly instance: InstanceTypeFacts;
+  readonly host: HostFacts;
+  readonly mountS3: string;
+  readonly mode: 'systemd' | 'supervise';
+  readonly runDir: string;
+  readonly unitDir: string;
+  readonly cloudWatchAgentConfigFile: string;
+  /** EMF lines (switch counts) for the CloudWatch agent to ship. */
+  readonly metricsLogFile: string;
+  readonly expressClient: () => S3Client;
+  readonly run?: CommandRunner;
+  readonly clock?: Clock;
+  /** One structured event per call (JSON lines on stderr by default). */
+  readonly log?: (event: Record<string, unknown>) => void;
+}
+
+interface MountRuntime {
+  readonly plan: MountPlan;
+  readonly switcher?: PathSwitcher;
+  readonly running: Set<ProcessRole>;
+  switches: { toDirect: number; toExpress: number };
+  lastSwitch?: MountState['lastSwitch'];
+}
+
+export class MountAgent {
+  readonly plan: TuningPlan;
+  private readonly run: CommandRunner;
+  private readonly clock: Clock;
+  private readonly log: (event: Record<string, unknown>) => void;
+  private readonly supervisor?: Supervisor;
+  private readonly mounts: MountRuntime[];
+  private readonly startedAt: string;
+  private watchdog?: ExpressWatchdog;
+  private lastProbe?: { at: string; result: ProbeResult };
+  private lastChangeAt?: string;
+  private readonly expressBucket?: string;
+
+  constructor(
+    private readonly o: AgentOptions,
+    initialProbe?: ProbeResult,
+  ) {
+    this.run = o.run ?? execCommand;
+    this.clock = o.clock ?? systemClock;
+    this.log =
+      o.log ?? ((e) => process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...e })}\n`));
+    this.startedAt = new Date(this.clock.now()).toISOString();
+    this.plan = planMounts({
+      config: o.config,
+      instance: o.instance,
+      memory: o.host.memory,
+      cacheVolume: o.host.cacheVolume,
+      azId: o.identity.availabilityZoneId,
+      interfaces: o.host.interfaces,
+      runDir: o.runDir,
+      ...(initialProbe ? { expressProbe: initialProbe } : {}),
+    });
+    this.expressBucket = this.plan.mounts.find((m) => m.failover)?.expressBucket;
+    if (initialProbe) this.lastProbe = { at: this.startedAt, result: initialProbe };
+    if (o.mode === 'supervise') {
+      this.supervisor = new Supervisor(
+        o.mountS3,
+        (e) => {
+          this.log({ event: `process-${e.type}`, ...e });
+          if (e.type === 'ready' || e.type === 'exited') this.saveState();
+        },
+        this.run,
+        this.clock,
+      );
+    }
+    this.mounts = this.plan.mounts.map((plan) => ({
+      plan,
+      ...(plan.failover ? { switcher: new PathSwitcher(plan.mount.path, this.run) } : {}),
+      running: new Set<ProcessRole>(),
+      switches: { toDirect: 0, toExpress: 0 },
+    }));
+  }
+
+  /** Probes the zone's bucket once before mounting (undefined when no mount uses the Express cache). */
+  static async preMountProbe(o: AgentOptions): Promise<ProbeResult | undefined> {
+    const bucket = o.config.expressCache?.buckets[o.identity.availabilityZoneId];
+    const wanted = o.config.mounts.some((m) => m.cache === 'express' || m.cache === 'local+express');
+    if (!bucket || !wanted) return undefined;
+    return probeExpressBucket(o.expressClient(), bucket, o.config.expressCache!.probeTimeoutMs, o.clock);
+  }
+
+  /** Prepares the cache volume, starts every mount and points user paths; leaves them running. */
+  async start(): Promise<void> {
+    const { o } = this;
+    await prepareCacheVolume(this.plan.cacheVolume, this.run);
+    mkdirSync(dirname(o.cloudWatchAgentConfigFile), { recursive: true });
+    writeFileSync(
+      o.cloudWatchAgentConfigFile,
+      renderCloudWatchAgentConfig({ metricsLogFile: o.metricsLogFile }),
+    );
+    const healthy = this.lastProbe?.result.healthy ?? false;
+    if (this.expressBucket)
+      this.log({ event: 'express-probe', bucket: this.expressBucket, ...this.lastProbe?.result });
+    this.saveState();
+    for (const m of this.mounts) {
+      for (const p of m.plan.processes) {
+        if (p.role === 'xz' && !healthy) continue; // a mount with --cache-xz on a dark zone fails after 30 s
+        await this.startProcess(m, p);
+      }
+      if (m.switcher) await this.point(m, healthy ? 'xz' : 'direct', undefined);
+      this.log({ event: 'mounted', mount: m.plan.mount.path, active: this.active(m) });
+    }
+    this.saveState();
+    if (this.expressBucket) {
+      const bucket = this.expressBucket;
+      this.watchdog = new ExpressWatchdog({
+        probe: () =>
+          probeExpressBucket(o.expressClient(), bucket, o.config.expressCache!.probeTimeoutMs, this.clock),
+        intervalMs: o.config.expressCache!.probeIntervalMs,
+        initiallyHealthy: healthy,
+        clock: this.clock,
+        onProbe: (result) => {
+          this.lastProbe = { at: new Date(this.clock.now()).toISOString(), result };
+        },
+        onChange: (ok, evidence) => this.onZoneChange(ok, evidence),
+      });
+    }
+  }
+
+  /** Watches until the signal aborts, then unmounts everything. */
+  async runUntil(signal: AbortSignal): Promise<void> {
+    const watching = this.watchdog?.run(signal) ?? Promise.resolve();
+    // Rebind a user path whose active process was restarted (its mount is new).
+    const refreshing = (async () => {
+      while (!signal.aborted) {
+        await this.clock.sleep(1000, signal);
+        for (const m of this.mounts) {
+          if (signal.aborted) break;
+          if (await m.switcher?.refresh().catch(() => false)) {
+            this.log({ event: 'rebound', mount: m.plan.mount.path, active: this.active(m) });
+          }
+        }
+      }
+    })();
+    await Promise.all([watching, refreshing]);
+    await this.stop();
+  }
+
+  async stop(): Promise<void> {
+    for (const m of this.mounts) await m.switcher?.detachAll().catch(() => undefined);
+    if (this.supervisor) await this.supervisor.stopAll();
+    else {
+      for (const m of this.mounts) {
+        for (const p of m.plan.processes)
+          if (m.running.has(p.role))
+            await this.run('systemctl', ['stop', unitName(m.plan.name, p.role)]).catch(() => '');
+      }
+    }
+    rmSync(statePath(this.o.runDir), { force: true });
+    this.log({ event: 'stopped' });
+  }
+
+  private async startProcess(m: MountRuntime, p: ProcessPlan): Promise<void> {
+    const key = `${m.plan.name}/${p.role}`;
+    if (this.supervisor) {
+      await this.supervisor.start({
+        key,
+        mountPoint: p.mountPoint,
+        args: p.args,
+        environment: p.environment,
+      });
+    } else {
+      const unit = unitName(m.plan.name, p.role);
+      mkdirSync(this.o.unitDir, { recursive: true });
+      writeFileSync(
+        join(this.o.unitDir, unit),
+        renderMountUnit({
+          mountName: m.plan.name,
+          process: p,
+          mountS3: this.o.mountS3,
+          description: `Mountpoint for s3://${m.plan.mount.bucket}/${m.plan.mount.prefix} (${p.role}) at ${p.mountPoint}`,
+        }),
+      );
+      await this.run('systemctl', ['daemon-reload']);
+      await this.run('systemctl', ['enable', '--now', unit]);
+    }
+    m.running.add(p.role);
+  }
+
+  private active(m: MountRuntime): ProcessRole {
+    if (!m.switcher) return 'main';
+    return m.switcher.active?.endsWith('/xz') ? 'xz' : 'direct';
+  }
+
+  private async point(
+    m: MountRuntime,
+    role: 'xz' | 'direct',
+    evidence: WatchdogEvidence | undefined,
+  ): Promise<void> {
+    const target = m.plan.processes.find((p) => p.role === role)!;
+    const from = m.switcher!.active ? this.active(m) : undefined;
+    const started = this.clock.now();
+    await m.switcher!.switchTo(target.mountPoint);
+    if (!from || from === role) return;
+    const switchMs = this.clock.now() - started;
+    const detectionMs = evidence ? evidence.decidedAt - evidence.firstSignAt : 0;
+    if (role === 'direct') m.switches.toDirect++;
+    else m.switches.toExpress++;
+    m.lastSwitch = { at: new Date(this.clock.now()).toISOString(), to: role, detectionMs, switchMs };
+    this.log({
+      event: 'switch',
+      mount: m.plan.mount.path,
+      from,
+      to: role,
+      detectionMs,
+      switchMs,
+      evidence: evidence?.probes.map((p) => p.detail),
+    });
+    appendMetric(
+      this.o.metricsLogFile,
+      this.o.config.fleetId,
+      m.plan.mount.path,
+      role,
+      detectionMs,
+      switchMs,
+      this.clock.now(),
+    );
+  }
+
+  private async onZoneChange(healthy: boolean, evidence: WatchdogEvidence): Promise<void> {
+    this.lastChangeAt = new Date(this.clock.now()).toISOString();
+    this.log({
+      event: healthy ? 'express-zone-up' : 'express-zone-down',
+      bucket: this.expressBucket,
+      evidence: evidence.probes.map((p) => p.detail),
+    });
+    for (const m of this.mounts.filter((x) => x.switcher)) {
+      try {
+        if (!healthy) {
+          await this.point(m, 'direct', evidence);
+          continue;
+        }
+        const xz = m.plan.processes.find((p) => p.role === 'xz')!;
+        if (!m.running.has('xz')) await this.startProcess(m, xz);
+        await this.point(m, 'xz', evidence);
+      } catch (e) {
+        // Stay where we are; the next change (or restart) tries again.
+        this.log({ event: 'switch-failed', mount: m.plan.mount.path, error: (e as Error).message });
+      }
+    }
+    this.saveState();
+  }
+
+  saveState(): void {
+    const state: AgentState = {
+      version: 1,
+      pid: process.pid,
+      mode: this.o.mode,
+      startedAt: this.startedAt,
+      instanceType: this.o.identity.instanceType,
+      availabilityZoneId: this.o.identity.availabilityZoneId,
+      ...(this.expressBucket
+        ? {
+            expressCache: {
+              bucket: this.expressBucket,
+              healthy: this.watchdog?.healthy ?? this.lastProbe?.result.healthy ?? false,
+              ...(this.lastProbe
+                ? { lastProbe: { at: this.lastProbe.at, ...pick(this.lastProbe.result) } }
+                : {}),
+              ...(this.lastChangeAt ? { lastChangeAt: this.lastChangeAt } : {}),
+            },
+          }
+        : {}),
+      mounts: this.mounts.map((m) => ({
+        name: m.plan.name,
+        path: m.plan.mount.path,
+        bucket: m.plan.mount.bucket,
+        prefix: m.plan.mount.prefix,
+        failover: m.plan.failover,
+        active: this.active(m),
+        processes: m.plan.processes.map((p) => {
+          const pid = this.supervisor?.pid(`${m.plan.name}/${p.role}`);
+          return {
+            role: p.role,
+            mountPoint: p.mountPoint,
+            ...(this.supervisor ? {} : { unit: unitName(m.plan.name, p.role) }),
+            ...(pid ? { pid } : {}),
+            running:
+              m.running.has(p.role) && Boolean(topMount(p.mountPoint)) && (pid ? processAlive(pid) : true),
+            restarts: this.supervisor?.restarts(`${m.plan.name}/${p.role}`) ?? 0,
+          };
+        }),
+        switches: { ...m.switches },
+        ...(m.lastSwitch ? { lastSwitch: m.lastSwitch } : {}),
+      })),
+    };
+    writeState(this.o.runDir, state);
+  }
+}
+
+const pick = (r: ProbeResult) => ({ healthy: r.healthy, detail: r.detail, latencyMs: r.latencyMs });
+
+/** One CloudWatch embedded-metric-format line per switch: the agent's log shipping turns it into a metric. */
+export function appendMetric(
+  file: string,
+  fleetId: string,
+  mount: string,
+  to: ProcessRole,
+  detectionMs: number,
+  switchMs: number,
+  now: number,
+): void {
+  mkdirSync(dirname(file), { recursive: true });
+  const line = {
+    _aws: {
+      Timestamp: now,
+      CloudWatchMetrics: [
+        {
+          Namespace: 'mountfleet',
+          Dimensions: [['FleetId', 'Mount', 'Direction']],
+          Metrics: [
+            { Name: 'ExpressCacheSwitches', Unit: 'Count' },
+            { Name: 'ExpressCacheDetectionTime', Unit: 'Milliseconds' },
+            { Name: 'ExpressCacheSwitchTime', Unit: 'Milliseconds' },
+          ],
+        },
+      ],
+    },
+    FleetId: fleetId,
+    Mount: mount,
+    Direction: to === 'direct' ? 'to-direct' : 'to-express',
+    ExpressCacheSwitches: 1,
+    ExpressCacheDetectionTime: detectionMs,
+    ExpressCacheSwitchTime: switchMs,
+  };
+  appendFileSync(file, `${JSON.stringify(line)}\n`);
+}

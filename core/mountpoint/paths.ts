@@ -1,0 +1,32 @@
+/**
+ * Where the agent reads and writes on an instance, with the environment seams that move it for tests:
+ * MOUNTFLEET_MOUNT_S3 (the Mountpoint binary), MOUNTFLEET_RUN_DIR (state and per-mount directories) and
+ * MOUNTFLEET_SYSTEM_ROOT (prefix for unit files, the CloudWatch agent config, logs and the root-volume
+ * cache, so a test never writes into the real /etc or /var).
+ */
+import { join } from 'node:path';
+import { DEFAULT_RUN_DIR } from './tuning';
+
+export interface AgentPaths {
+  readonly mountS3: string;
+  readonly runDir: string;
+  readonly systemRoot: string;
+  readonly unitDir: string;
+  readonly cloudWatchAgentConfigFile: string;
+  readonly metricsLogFile: string;
+}
+
+export function agentPaths(env: NodeJS.ProcessEnv = process.env): AgentPaths {
+  const systemRoot = env.MOUNTFLEET_SYSTEM_ROOT ?? '/';
+  return {
+    mountS3: env.MOUNTFLEET_MOUNT_S3 ?? '/usr/bin/mount-s3',
+    runDir: env.MOUNTFLEET_RUN_DIR ?? DEFAULT_RUN_DIR,
+    systemRoot,
+    unitDir: join(systemRoot, 'etc/systemd/system'),
+    cloudWatchAgentConfigFile: join(
+      systemRoot,
+      'opt/aws/amazon-cloudwatch-agent/etc/amazon-cloudwatch-agent.d/mountfleet.json',
+    ),
+    metricsLogFile: join(systemRoot, 'var/log/mountfleet/metrics.log'),
+  };
+}

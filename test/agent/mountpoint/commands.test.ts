@@ -1,0 +1,51 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCli } from '../../support/cli';
+import { useEmulator } from '../../support/emulator';
+
+const emu = useEmulator();
+let runDir: string;
+beforeAll(() => {
+  runDir = mkdtempSync(join(tmpdir(), 'mountfleet-cmd-'));
+});
+afterAll(() => rmSync(runDir, { recursive: true, force: true }));
+
+test('tune --json answers from DescribeInstanceTypes on the emulator', async () => {
+  const r = await runCli(['tune', '--instance-type', 'p5.48xlarge', '--interfaces', 'ens5,ens6', '--json'], {
+    env: { AWS_ENDPOINT_URL: emu.endpoint },
+  });
+  expect(r.code).toBe(0);
+  const report = JSON.parse(r.stdout);
+  expect(report.factsSource).toBe('ec2:DescribeInstanceTypes');
+  const xz = report.plan.mounts[0].processes[0];
+  expect(xz.args.filter((a: string) => a === '--bind')).toHaveLength(2);
+  expect(xz.args[xz.args.indexOf('--maximum-throughput-gbps') + 1]).toBe('200');
+});
+
+test('tune prints each decision with its reason and fact on stderr', async () => {
+  const r = await runCli(['tune', '--instance-type', 't3.large', '--offline']);
+  expect(r.code).toBe(0);
+  expect(r.stdout).toBe('');
+  expect(r.stderr).toMatch(/network target = 1 Gbps for the host/);
+  expect(r.stderr).toMatch(/why: {2}burstable type/);
+  expect(r.stderr).toMatch(/\[xz\] AWS_MAX_ATTEMPTS=5 mount-s3 .*--cache-xz example-cache--use1-az4--x-s3/);
+});
+
+test('status and down when no agent runs', async () => {
+  const env = { MOUNTFLEET_RUN_DIR: runDir };
+  const status = await runCli(['status', '--json'], { env });
+  expect(status.code).toBe(3);
+  expect(JSON.parse(status.stdout)).toEqual({ running: false });
+  const down = await runCli(['down'], { env });
+  expect(down.code).toBe(0);
+  expect(down.stderr).toMatch(/not running/);
+});
+
+test('up with a missing config names the file and how to pass another', async () => {
+  const r = await runCli(['up', '--no-install', '--config', '/nonexistent.json']);
+  expect(r.code).toBe(2);
+  expect(r.stderr).toMatch(
+    /cannot read agent config \/nonexistent\.json.*--config FILE or set MOUNTFLEET_CONFIG/,
+  );
+});
