@@ -1,23 +1,12 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { run } from '../../agent/cli';
 import { useEmulator } from '../support/emulator';
+import { runCliInProcess } from '../support/cli';
 
 useEmulator();
 
-async function mountfleet(...args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const out = jest.spyOn(process.stdout, 'write').mockImplementation((c) => ((stdout += String(c)), true));
-  const err = jest.spyOn(process.stderr, 'write').mockImplementation((c) => ((stderr += String(c)), true));
-  try {
-    return { code: await run(['node', 'mountfleet', ...args]), stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-  }
-}
+const mountfleet = runCliInProcess;
 
 describe('mountfleet bench', () => {
   it('latency: writes a CSV and an SVG for a Standard and an Express bucket', async () => {

@@ -1,29 +1,11 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { run } from '../../agent/cli';
 import type { PlanResult } from '../../core/plan/model';
+import { runCliInProcess } from '../support/cli';
 
 /** Runs the CLI in-process and captures what it writes. */
-async function mountfleet(...args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const out = jest.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
-    stdout += String(chunk);
-    return true;
-  });
-  const err = jest.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
-    stderr += String(chunk);
-    return true;
-  });
-  try {
-    const code = await run(['node', 'mountfleet', ...args]);
-    return { code, stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-  }
-}
+const mountfleet = runCliInProcess;
 
 const SEED = [
   '--preset',

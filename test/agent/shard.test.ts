@@ -1,24 +1,13 @@
 import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { run } from '../../agent/cli';
 import { s3Client } from '../../core/aws';
 import type { ShardResult } from '../../core/shard/shard';
 import type { VerifyResult } from '../../core/shard/verify';
 import { useEmulator } from '../support/emulator';
+import { runCliInProcess } from '../support/cli';
 
 useEmulator();
 
-async function mountfleet(...args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const out = jest.spyOn(process.stdout, 'write').mockImplementation((c) => ((stdout += String(c)), true));
-  const err = jest.spyOn(process.stderr, 'write').mockImplementation((c) => ((stderr += String(c)), true));
-  try {
-    return { code: await run(['node', 'mountfleet', ...args]), stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-  }
-}
+const mountfleet = runCliInProcess;
 
 describe('mountfleet shard', () => {
   it('shards a prefix, resumes as a no-op, and verifies the round trip', async () => {
