@@ -36,7 +36,7 @@ const sections = {
   account: z.string().regex(/^\d{12}$/, 'must be a 12-digit account id'),
   region: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, 'must be a Region such as us-east-1'),
   network: z.union([
-    z.object({ azIds, cidr: z.string().optional() }).strict(),
+    z.object({ azIds, cidr: z.string().optional(), isolated: z.boolean().optional() }).strict(),
     z
       .object({
         vpcId: z.string().regex(/^vpc-[0-9a-f]+$/, 'must be a VPC id such as vpc-0123abcd'),
@@ -131,9 +131,22 @@ export function resolveAppConfig(value: unknown, source: string): ResolvedStackC
   const { environments, ...shared } = parsed.data;
   if (!environments || Object.keys(environments).length === 0)
     return [resolveStack('Mountfleet', shared, source, '')];
-  return Object.entries(environments).map(([name, overrides]) =>
+  const stacks = Object.entries(environments).map(([name, overrides]) =>
     resolveStack(`Mountfleet-${name}`, merge(shared, overrides), source, `environments.${name}.`),
   );
+  // Two fleets with one id in one account and Region would reap each other's scratch file systems.
+  const seen = new Map<string, string>();
+  for (const s of stacks) {
+    const key = `${s.account ?? '(deploy account)'} ${s.region} ${s.fleetId}`;
+    const other = seen.get(key);
+    if (other) {
+      throw new AppConfigError(
+        `invalid mountfleet config ${source}:\n  environments.${s.stackName.slice('Mountfleet-'.length)}.fleetId: "${s.fleetId}" is also the fleet id of ${other} in the same account and Region — give each environment its own fleetId (their reapers would delete each other's scratch)`,
+      );
+    }
+    seen.set(key, s.stackName);
+  }
+  return stacks;
 }
 
 function merge(shared: StackSettings, overrides: StackSettings): StackSettings {
@@ -159,7 +172,9 @@ function resolveStack(stackName: string, s: StackSettings, source: string, at: s
   };
   const profile = s.profile ?? 'aws';
   const sandbox = profile === 'sandbox';
-  const network = s.network ?? { azIds: DEFAULT_AZ_IDS };
+  const given = s.network ?? { azIds: DEFAULT_AZ_IDS };
+  // The emulator cannot delete gateways, routes or endpoints: sandbox networks are VPC + subnets only.
+  const network = 'azIds' in given ? { ...given, isolated: given.isolated ?? sandbox } : given;
   const networkZones = 'azIds' in network ? network.azIds : Object.keys(network.subnetIds);
   if (sandbox && s.expressCache?.enabled === true) {
     fail(

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Duration, Size, Stack, Tags, Token, Validations } from 'aws-cdk-lib';
+import { Duration, Size, Stack, Tags, Token } from 'aws-cdk-lib';
 import * as autoscaling from 'aws-cdk-lib/aws-autoscaling';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -19,6 +19,7 @@ import { TAG_FLEET, fleetIdProblem } from '../core/tags';
 import type { IExpressCache } from './express-cache';
 import type { IFleetNetwork } from './fleet-network';
 import { renderAgentConfig } from './private/agent-config';
+import { acknowledge, acknowledgeWildcardResource } from './private/nag';
 import {
   AGENT_BUNDLE_PATH,
   AGENT_UNIT_NAME,
@@ -169,7 +170,12 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
       this.agentConfig(props, mounts, defaultCache, usesExpress),
     );
     const bundle = this.agentBundle();
-    bundle.grantRead(this.role);
+    // Exactly the bundle object, not the whole assets bucket that Asset.grantRead would open.
+    iam.Grant.addToPrincipal({
+      grantee: this.role,
+      actions: ['s3:GetObject'],
+      resourceArns: [bundle.bucket.arnForObjects(bundle.s3ObjectKey)],
+    });
 
     const userData = ec2.UserData.forLinux();
     userData.addCommands('set -euo pipefail', ...installNodeCommands());
@@ -238,17 +244,27 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
       defaultResult: autoscaling.DefaultResult.CONTINUE,
     });
 
-    Validations.of(this.autoScalingGroup).acknowledge({
-      id: 'AwsSolutions-AS3',
-      reason:
-        'Batch fleets scale up and down all day; per-event notifications would be noise. Scaling activity is in the Auto Scaling activity history and the storage dashboard.',
-    });
+    acknowledge(
+      this.autoScalingGroup,
+      'AwsSolutions-AS3',
+      'Batch fleets scale up and down all day; per-event notifications would be noise. Scaling activity is in the Auto Scaling activity history.',
+    );
+    acknowledge(
+      this.autoScalingGroup,
+      'AwsSolutions-EC26',
+      "The rule cannot follow the mixed-instances launch template (a GetAtt); the launch template's root volume is encrypted (gp3, Encrypted: true), which the construct tests assert.",
+    );
   }
 
   /** Exactly the mounted prefix: list under it, read its objects — and for read-write, write and delete them. */
   private grantMount(m: FleetMount): void {
     const prefix = m.prefix ?? '';
     const objects = m.bucket.arnForObjects(`${prefix}*`);
+    acknowledgeWildcardResource(
+      this.role,
+      objects,
+      `Mountpoint reads any object under the mounted prefix "${prefix}" of ${m.path}; the prefix is the narrowest unit a mount has.`,
+    );
     iam.Grant.addToPrincipal({
       grantee: this.role,
       actions: ['s3:ListBucket'],
@@ -271,6 +287,21 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
 
   /** Tuning (instance type facts) and the termination hook of this fleet's group only. */
   private grantAgentBasics(): void {
+    const asgArns = Stack.of(this).formatArn({
+      service: 'autoscaling',
+      resource: 'autoScalingGroup',
+      resourceName: '*:autoScalingGroupName/*',
+    });
+    acknowledgeWildcardResource(
+      this.role,
+      '*',
+      'Describe/list calls without resource-level permissions (ec2:DescribeInstanceTypes, DescribeSubnets, DescribeNetworkInterfaces, autoscaling:DescribeAutoScalingInstances, elasticfilesystem:DescribeFileSystems), and elasticfilesystem:CreateFileSystem, which has no resource type and is gated by conditions on the fleet tag, the allowed tag keys and encryption.',
+    );
+    acknowledgeWildcardResource(
+      this.role,
+      asgArns,
+      "Group ARNs carry a generated UUID; CompleteLifecycleAction is limited by the autoscaling:ResourceTag/mountfleet:fleet condition to this fleet's group.",
+    );
     this.role.addToPolicy(
       new iam.PolicyStatement({
         sid: 'DescribeForTuningAndTeardown',
@@ -282,13 +313,7 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
       new iam.PolicyStatement({
         sid: 'CompleteOwnTerminationHook',
         actions: ['autoscaling:CompleteLifecycleAction', 'autoscaling:RecordLifecycleActionHeartbeat'],
-        resources: [
-          Stack.of(this).formatArn({
-            service: 'autoscaling',
-            resource: 'autoScalingGroup',
-            resourceName: '*:autoScalingGroupName/*',
-          }),
-        ],
+        resources: [asgArns],
         conditions: { StringEquals: { [`autoscaling:ResourceTag/${TAG_FLEET}`]: this.fleetId } },
       }),
     );

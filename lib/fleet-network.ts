@@ -1,6 +1,7 @@
-import { Stack, Tags, Validations } from 'aws-cdk-lib';
+import { Stack, Tags } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import { Construct, type IConstruct } from 'constructs';
+import { acknowledge } from './private/nag';
 import { invalidProp, validateAzIds } from './private/validation';
 
 /**
@@ -35,6 +36,13 @@ export interface FleetNetworkProps {
    * @default true
    */
   readonly s3ExpressEndpoint?: boolean;
+  /**
+   * Only the VPC and its subnets: no internet gateway, routes or endpoints. For the local emulator
+   * sandbox (moto cannot delete gateways or routes, so the stack could not be destroyed) or a network
+   * whose routing is managed elsewhere.
+   * @default false
+   */
+  readonly isolated?: boolean;
 }
 
 /**
@@ -97,6 +105,51 @@ export class FleetNetwork extends Construct implements IFleetNetwork {
       enableDnsSupport: true,
     });
     Tags.of(this).add('Name', this.node.path);
+    const isolated = props.isolated ?? false;
+    const routeTable = isolated ? undefined : this.internetRouting();
+    this.subnets = {};
+    props.azIds.forEach((azId, i) => {
+      const subnet = new ec2.CfnSubnet(this, `Subnet-${azId}`, {
+        vpcId: this.cfnVpc.ref,
+        availabilityZoneId: azId,
+        cidrBlock: subnetCidr(cidr, i, subnetBits),
+        mapPublicIpOnLaunch: !isolated,
+      });
+      if (routeTable) {
+        new ec2.CfnSubnetRouteTableAssociation(this, `Subnet-${azId}-RouteTable`, {
+          subnetId: subnet.ref,
+          routeTableId: routeTable.ref,
+        });
+      }
+      // No availabilityZone: the zone name differs per account and only a GetAtt could tell it.
+      this.subnets[azId] = ec2.Subnet.fromSubnetAttributes(this, `Imported-${azId}`, {
+        subnetId: subnet.ref,
+        routeTableId: routeTable?.ref,
+      });
+    });
+    this.vpc = importVpc(this, this.cfnVpc.ref, props.azIds);
+
+    const region = Stack.of(this).region;
+    const endpoints: Array<[string, string]> = routeTable ? [['S3Endpoint', 's3']] : [];
+    if (routeTable && (props.s3ExpressEndpoint ?? true)) endpoints.push(['S3ExpressEndpoint', 's3express']);
+    for (const [endpointId, service] of endpoints) {
+      new ec2.CfnVPCEndpoint(this, endpointId, {
+        vpcId: this.cfnVpc.ref,
+        serviceName: `com.amazonaws.${region}.${service}`,
+        vpcEndpointType: 'Gateway',
+        routeTableIds: [routeTable!.ref],
+      });
+    }
+
+    acknowledge(
+      this.cfnVpc,
+      'AwsSolutions-VPC7',
+      'The fleet VPC only carries outbound traffic of batch instances whose security group has no ingress; flow logs are left to the account-wide VPC flow-log setup, or bring a VPC that has them with FleetNetwork.fromNetworkAttributes.',
+    );
+  }
+
+  /** An internet gateway and the one route table all subnets share. */
+  private internetRouting(): ec2.CfnRouteTable {
     const igw = new ec2.CfnInternetGateway(this, 'InternetGateway');
     const attachment = new ec2.CfnVPCGatewayAttachment(this, 'InternetGatewayAttachment', {
       vpcId: this.cfnVpc.ref,
@@ -110,43 +163,7 @@ export class FleetNetwork extends Construct implements IFleetNetwork {
     });
     defaultRoute.node.addDependency(attachment);
 
-    this.subnets = {};
-    props.azIds.forEach((azId, i) => {
-      const subnet = new ec2.CfnSubnet(this, `Subnet-${azId}`, {
-        vpcId: this.cfnVpc.ref,
-        availabilityZoneId: azId,
-        cidrBlock: subnetCidr(cidr, i, subnetBits),
-        mapPublicIpOnLaunch: true,
-      });
-      new ec2.CfnSubnetRouteTableAssociation(this, `Subnet-${azId}-RouteTable`, {
-        subnetId: subnet.ref,
-        routeTableId: routeTable.ref,
-      });
-      // No availabilityZone: the zone name differs per account and only a GetAtt could tell it.
-      this.subnets[azId] = ec2.Subnet.fromSubnetAttributes(this, `Imported-${azId}`, {
-        subnetId: subnet.ref,
-        routeTableId: routeTable.ref,
-      });
-    });
-    this.vpc = importVpc(this, this.cfnVpc.ref, props.azIds);
-
-    const region = Stack.of(this).region;
-    const endpoints: Array<[string, string]> = [['S3Endpoint', 's3']];
-    if (props.s3ExpressEndpoint ?? true) endpoints.push(['S3ExpressEndpoint', 's3express']);
-    for (const [endpointId, service] of endpoints) {
-      new ec2.CfnVPCEndpoint(this, endpointId, {
-        vpcId: this.cfnVpc.ref,
-        serviceName: `com.amazonaws.${region}.${service}`,
-        vpcEndpointType: 'Gateway',
-        routeTableIds: [routeTable.ref],
-      });
-    }
-
-    Validations.of(this.cfnVpc).acknowledge({
-      id: 'AwsSolutions-VPC7',
-      reason:
-        'The fleet VPC only carries outbound traffic of batch instances whose security group has no ingress; flow logs are left to the account-wide VPC flow-log setup, or bring a VPC that has them with FleetNetwork.fromNetworkAttributes.',
-    });
+    return routeTable;
   }
 }
 

@@ -12,3 +12,13 @@ export {
   type CachePolicy,
   type MountConfig,
 } from '../core/config';
+
+// Constructs.
+export * from './fleet-network';
+export * from './express-cache';
+export * from './scratch-file-systems';
+export * from './compute-fleet';
+export * from './orphan-reaper';
+export * from './storage-dashboard';
+export * from './mountfleet-stack';
+export * from './app-config';

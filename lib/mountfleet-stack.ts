@@ -1,4 +1,4 @@
-import { CfnOutput, Duration, Size, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Size, Stack, type StackProps } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
@@ -42,6 +42,7 @@ export class MountfleetStack extends Stack {
         : new FleetNetwork(this, 'Network', {
             azIds: config.network.azIds,
             cidr: config.network.cidr,
+            isolated: config.network.isolated,
             s3ExpressEndpoint: config.expressCache !== undefined,
           });
 
@@ -110,14 +111,5 @@ export class MountfleetStack extends Stack {
     new CfnOutput(this, 'AutoScalingGroupName', { value: this.fleet.autoScalingGroup.autoScalingGroupName });
     new CfnOutput(this, 'ReaperFunctionName', { value: this.reaper.function.functionName });
     if (this.scratch) new CfnOutput(this, 'ScratchSecurityGroupId', { value: this.scratch.securityGroupId });
-
-    this.acknowledgeNagFindings();
-  }
-
-  /** Findings that are deliberate, each with the reason (see the README's security notes). */
-  private acknowledgeNagFindings(): void {
-    const ack = (scope: Construct, id: string, reason: string) =>
-      Validations.of(scope).acknowledge({ id, reason });
-    void ack;
   }
 }

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -12,6 +12,7 @@ import { Construct } from 'constructs';
 import { packageRoot } from '../core/package-root';
 import { TAG_FLEET, TAG_MARKED_IDLE_AT, fleetIdProblem } from '../core/tags';
 import type { IFleetNetwork } from './fleet-network';
+import { acknowledge, acknowledgeWildcardResource } from './private/nag';
 import { invalidProp } from './private/validation';
 
 /** CloudWatch namespace of the reaper's EMF metrics (dimension `Fleet`). */
@@ -147,6 +148,11 @@ export class OrphanReaper extends Construct {
     this.grantReaping(role, props.network);
     this.logGroup.grantWrite(role);
 
+    // The L2 makes the function depend on the role and its policy; the role is already implied by the
+    // function's GetAtt (cfn-lint W3005), the policy is the part that matters: no run before its grants.
+    const policy = role.node.findChild('DefaultPolicy').node.defaultChild as iam.CfnPolicy;
+    (this.function.node.defaultChild as lambda.CfnFunction).addOverride('DependsOn', [policy.logicalId]);
+
     const target = new targets.LambdaFunction(this.function, {
       retryAttempts: 2,
       maxEventAge: Duration.hours(1),
@@ -199,11 +205,16 @@ export class OrphanReaper extends Construct {
       );
     }
 
-    Validations.of(this.deadLetterQueue).acknowledge({
-      id: 'AwsSolutions-SQS3',
-      reason:
-        'This queue is itself the dead-letter queue of the reaper function; it has no consumer to fail.',
-    });
+    acknowledge(
+      this.deadLetterQueue,
+      'AwsSolutions-SQS3',
+      'This queue is itself the dead-letter queue of the reaper function; it has no consumer whose failures need another queue.',
+    );
+    acknowledge(
+      this.function,
+      'AwsSolutions-L1',
+      'The reaper bundle targets NODEJS_22_X, the runtime its AWS SDK v3 is supported on and tested with; moving runtimes is a deliberate, tested change, not an automatic one.',
+    );
   }
 
   /** A reaper decision count for this fleet (namespace `Mountfleet`, dimension `Fleet`, Sum). */
@@ -265,6 +276,26 @@ export class OrphanReaper extends Construct {
       }),
     );
     // DeleteMountTarget also deletes the mount target's network interface as the caller.
+    const networkInterfaces = stack.formatArn({
+      service: 'ec2',
+      resource: 'network-interface',
+      resourceName: '*',
+    });
+    acknowledgeWildcardResource(
+      role,
+      '*',
+      'Read-only evidence calls without resource-level permissions: elasticfilesystem:DescribeFileSystems/DescribeMountTargets (a paginated scan of the Region), cloudwatch:GetMetricData, ec2:DescribeInstances, ec2:DescribeNetworkInterfaces.',
+    );
+    acknowledgeWildcardResource(
+      role,
+      fileSystems,
+      'Orphans are unknown until found; deletes and marks require aws:ResourceTag/mountfleet:fleet to equal this fleet (tag changes only on mountfleet:marked-idle-at), and untagged file systems are explicitly denied.',
+    );
+    acknowledgeWildcardResource(
+      role,
+      networkInterfaces,
+      "DeleteMountTarget deletes the mount target's network interface as the caller; the interface ids are unknown in advance (scoped to the fleet subnets by ec2:Subnet when the network is given).",
+    );
     const subnetArns = Object.values(network?.subnets ?? {}).map((s) =>
       stack.formatArn({ service: 'ec2', resource: 'subnet', resourceName: s.subnetId }),
     );
@@ -272,7 +303,7 @@ export class OrphanReaper extends Construct {
       new iam.PolicyStatement({
         sid: 'DeleteMountTargetInterfaces',
         actions: ['ec2:DeleteNetworkInterface'],
-        resources: [stack.formatArn({ service: 'ec2', resource: 'network-interface', resourceName: '*' })],
+        resources: [networkInterfaces],
         conditions: subnetArns.length ? { ArnEquals: { 'ec2:Subnet': subnetArns } } : undefined,
       }),
     );

@@ -6,6 +6,7 @@ import { Construct } from 'constructs';
 import type { AgentConfigInput } from '../core/config';
 import { SCRATCH_CREATE_TAG_KEYS, TAG_FLEET, fleetIdProblem } from '../core/tags';
 import type { IFleetNetwork } from './fleet-network';
+import { acknowledgeWildcardResource } from './private/nag';
 import { invalidProp } from './private/validation';
 
 /** The NFS port of EFS mount targets (TLS mounts use it too, through stunnel). */
@@ -119,6 +120,21 @@ export class ScratchFileSystems extends Construct implements ec2.IConnectable {
       resource: 'file-system',
       resourceName: '*',
     });
+    const networkInterfaces = stack.formatArn({
+      service: 'ec2',
+      resource: 'network-interface',
+      resourceName: '*',
+    });
+    acknowledgeWildcardResource(
+      grantee.grantPrincipal,
+      fileSystems,
+      'Scratch file systems are created at run time with unknown ids; every statement on them requires aws:ResourceTag/mountfleet:fleet to equal this fleet, and untagged ones are explicitly denied.',
+    );
+    acknowledgeWildcardResource(
+      grantee.grantPrincipal,
+      networkInterfaces,
+      "Mount-target network interfaces are created by EFS at run time; the ec2:Subnet condition limits them to the fleet's mount-target subnets.",
+    );
     const allow = (
       actions: string[],
       resourceArns: string[],
@@ -159,11 +175,9 @@ export class ScratchFileSystems extends Construct implements ec2.IConnectable {
       )
       // CreateMountTarget/DeleteMountTarget act on the mount target's network interface as the caller.
       .combine(
-        allow(
-          ['ec2:CreateNetworkInterface', 'ec2:DeleteNetworkInterface'],
-          [stack.formatArn({ service: 'ec2', resource: 'network-interface', resourceName: '*' })],
-          { ArnEquals: { 'ec2:Subnet': this.subnetArns() } },
-        ),
+        allow(['ec2:CreateNetworkInterface', 'ec2:DeleteNetworkInterface'], [networkInterfaces], {
+          ArnEquals: { 'ec2:Subnet': this.subnetArns() },
+        }),
       )
       .combine(
         allow(

@@ -39,7 +39,7 @@ export function renderAgentConfig(scope: IConstruct, config: AgentConfigInput): 
   try {
     parseAgentConfig(withStandIns(config), 'from the construct props');
   } catch (e) {
-    if (e instanceof ConfigError) throw new Error(`${scope.node.path}: ${e.message}`);
+    if (e instanceof ConfigError) throw new Error(`${scope.node.path}: ${e.message}`, { cause: e });
     throw e;
   }
   return Stack.of(scope).toJsonString(config);

@@ -1,0 +1,88 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DEFAULT_AZ_IDS, loadAppConfig, resolveAppConfig } from '../../lib/app-config';
+
+const context = (values: Record<string, unknown>) => ({ tryGetContext: (k: string) => values[k] });
+
+describe('bundled app config', () => {
+  test('zero config: one stack in us-east-1 with an Express cache in two AZ IDs, scratch, alarms and dashboard', () => {
+    const [stack, ...rest] = loadAppConfig(context({}));
+    expect(rest).toEqual([]);
+    expect(stack).toMatchObject({
+      stackName: 'Mountfleet',
+      fleetId: 'mountfleet',
+      profile: 'aws',
+      region: 'us-east-1',
+      network: { azIds: DEFAULT_AZ_IDS, isolated: false },
+      expressCache: { azIds: DEFAULT_AZ_IDS, expirationDays: 7 },
+      scratch: {},
+      monitoring: { alarms: true, dashboard: true },
+    });
+  });
+
+  test('the sandbox profile turns off the Express cache, alarms and dashboard', () => {
+    const [stack] = resolveAppConfig({ profile: 'sandbox' }, 'test');
+    expect(stack.expressCache).toBeUndefined();
+    expect(stack.monitoring).toEqual({ alarms: false, dashboard: false });
+    expect(stack.network).toEqual({ azIds: DEFAULT_AZ_IDS, isolated: true });
+    expect(() => resolveAppConfig({ profile: 'sandbox', expressCache: { enabled: true } }, 'test')).toThrow(
+      /expressCache\.enabled: the sandbox profile has no Express cache/,
+    );
+  });
+
+  test('environments become one stack each, sections merged over the shared settings', () => {
+    const stacks = resolveAppConfig(
+      {
+        fleet: { maxCapacity: 8, minCapacity: 1 },
+        environments: {
+          dev: { fleetId: 'dev', fleet: { maxCapacity: 2 } },
+          prod: { fleetId: 'prod', account: '111122223333' },
+        },
+      },
+      'test',
+    );
+    expect(stacks.map((s) => [s.stackName, s.fleetId, s.account, s.fleet])).toEqual([
+      ['Mountfleet-dev', 'dev', undefined, { maxCapacity: 2, minCapacity: 1 }],
+      ['Mountfleet-prod', 'prod', '111122223333', { maxCapacity: 8, minCapacity: 1 }],
+    ]);
+  });
+
+  test.each([
+    [{ fleetId: 'Bad_Id' }, /fleetId: must be 1-32 lower-case letters/],
+    [{ network: { azIds: ['us-east-1a'] } }, /network\.azIds\.0: must be an AZ ID such as use1-az4/],
+    [
+      { fleet: { mounts: [{ bucket: 'B', path: '/x' }] } },
+      /fleet\.mounts\.0\.bucket: must be an S3 bucket name/,
+    ],
+    [{ fleet: { maxCapacity: -1 } }, /fleet\.maxCapacity: /],
+    [{ reaper: { dryRun: 'yes' } }, /reaper\.dryRun: /],
+    [{ colour: 'blue' }, /\(root\): Unrecognized key: "colour"/],
+    [
+      { environments: { a: {}, b: {} } },
+      /environments\.b\.fleetId: "mountfleet" is also the fleet id of Mountfleet-a/,
+    ],
+  ])('names the bad field: %j', (config, message) => {
+    expect(() => resolveAppConfig(config, '(test)')).toThrow(message);
+  });
+
+  test('reads a config file named by context mountfleetConfig, and JSON given inline as a string', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mf-config-'));
+    const file = join(dir, 'c.json');
+    writeFileSync(file, JSON.stringify({ fleetId: 'from-file' }));
+    expect(loadAppConfig(context({ mountfleetConfig: file }))[0].fleetId).toBe('from-file');
+    expect(loadAppConfig(context({ mountfleet: '{"fleetId":"inline"}' }))[0].fleetId).toBe('inline');
+    writeFileSync(file, '{ nope');
+    expect(() => loadAppConfig(context({ mountfleetConfig: file }))).toThrow(/is not valid JSON/);
+    expect(() => loadAppConfig(context({ mountfleetConfig: join(dir, 'missing.json') }))).toThrow(
+      /cannot read mountfleet config/,
+    );
+  });
+
+  test('the documented example config is valid', () => {
+    const stacks = loadAppConfig(
+      context({ mountfleetConfig: join(__dirname, '..', '..', 'examples', 'mountfleet.config.json') }),
+    );
+    expect(stacks.map((s) => s.stackName)).toEqual(['Mountfleet-dev', 'Mountfleet-prod']);
+  });
+});

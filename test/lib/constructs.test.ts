@@ -1,0 +1,688 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import {
+  ComputeFleet,
+  ExpressCache,
+  FleetNetwork,
+  OrphanReaper,
+  ScratchFileSystems,
+  type ComputeFleetProps,
+  type FleetMount,
+} from '../../lib';
+import { agentUnit, AGENT_LAUNCHER_PATH } from '../../lib/private/user-data';
+import { agentJsonOf, ensureBundles, testStack, userDataOf } from './support';
+
+beforeAll(ensureBundles);
+
+const AZS = ['use1-az4', 'use1-az6'];
+
+function fleetStack(
+  overrides: Partial<ComputeFleetProps> = {},
+  opts: { cacheAzIds?: string[]; networkAzIds?: string[] } = {},
+) {
+  const stack = testStack();
+  const network = new FleetNetwork(stack, 'Network', { azIds: opts.networkAzIds ?? AZS });
+  const expressCache = new ExpressCache(stack, 'Cache', { azIds: opts.cacheAzIds ?? AZS });
+  const scratch = new ScratchFileSystems(stack, 'Scratch', { fleetId: 'train', network });
+  const data = s3.Bucket.fromBucketName(stack, 'Data', 'my-datasets');
+  const fleet = new ComputeFleet(stack, 'Fleet', {
+    fleetId: 'train',
+    network,
+    expressCache,
+    scratch,
+    mounts: [
+      { bucket: data, prefix: 'imagenet/', path: '/mnt/imagenet', dataset: 'immutable' },
+      { bucket: data, prefix: 'outputs/', path: '/mnt/outputs', access: 'read-write', cache: 'none' },
+    ],
+    ...overrides,
+  });
+  return { stack, network, expressCache, scratch, fleet, template: () => Template.fromStack(stack) };
+}
+
+/** All policy statements attached to roles in a template. */
+function statements(template: Template): Array<Record<string, unknown>> {
+  return Object.values(template.findResources('AWS::IAM::Policy')).flatMap(
+    (p) =>
+      (p as { Properties: { PolicyDocument: { Statement: Array<Record<string, unknown>> } } }).Properties
+        .PolicyDocument.Statement,
+  );
+}
+
+describe('FleetNetwork', () => {
+  test('places one subnet per AZ ID with AvailabilityZoneId, and S3 + S3 Express gateway endpoints', () => {
+    const stack = testStack();
+    new FleetNetwork(stack, 'Network', { azIds: AZS });
+    const t = Template.fromStack(stack);
+    t.resourceCountIs('AWS::EC2::Subnet', 2);
+    for (const [i, azId] of AZS.entries()) {
+      t.hasResourceProperties('AWS::EC2::Subnet', {
+        AvailabilityZoneId: azId,
+        CidrBlock: `10.64.${i * 16}.0/20`,
+        AvailabilityZone: Match.absent(),
+      });
+    }
+    t.hasResourceProperties('AWS::EC2::VPCEndpoint', {
+      ServiceName: 'com.amazonaws.us-east-1.s3',
+      VpcEndpointType: 'Gateway',
+    });
+    t.hasResourceProperties('AWS::EC2::VPCEndpoint', { ServiceName: 'com.amazonaws.us-east-1.s3express' });
+    t.resourceCountIs('AWS::EC2::NatGateway', 0);
+  });
+
+  test('isolated: only the VPC and subnets (no gateway, routes, endpoints or public IPs)', () => {
+    const stack = testStack();
+    new FleetNetwork(stack, 'Network', { azIds: AZS, isolated: true });
+    const t = Template.fromStack(stack);
+    t.resourceCountIs('AWS::EC2::Subnet', 2);
+    t.hasResourceProperties('AWS::EC2::Subnet', { MapPublicIpOnLaunch: false });
+    for (const type of [
+      'AWS::EC2::InternetGateway',
+      'AWS::EC2::RouteTable',
+      'AWS::EC2::Route',
+      'AWS::EC2::VPCEndpoint',
+    ]) {
+      t.resourceCountIs(type, 0);
+    }
+  });
+
+  test('rejects an AZ name, naming the construct, the field and the fix', () => {
+    const stack = testStack();
+    expect(() => new FleetNetwork(stack, 'Network', { azIds: ['us-east-1a'] })).toThrow(
+      /^Test\/Network: azIds\[0\]: "us-east-1a" is not an AZ ID — "us-east-1a" is an AZ name.*use the AZ ID/,
+    );
+  });
+
+  test('rejects an AZ ID of another Region', () => {
+    expect(() => new FleetNetwork(testStack(), 'Network', { azIds: ['euw1-az1'] })).toThrow(
+      /azIds\[0\]: "euw1-az1" is not in the stack's Region us-east-1 — AZ IDs of us-east-1 start with "use1-"/,
+    );
+  });
+
+  test('imports an existing VPC and subnets by AZ ID without lookups', () => {
+    const stack = testStack();
+    const net = FleetNetwork.fromNetworkAttributes(stack, 'Net', {
+      vpcId: 'vpc-0abc',
+      subnetIds: { 'use1-az4': 'subnet-0abc' },
+    });
+    expect(net.subnets['use1-az4'].subnetId).toBe('subnet-0abc');
+    expect(() =>
+      FleetNetwork.fromNetworkAttributes(testStack(), 'Net', {
+        vpcId: 'vpc-0abc',
+        subnetIds: { 'use1-az4': 'sub-1' },
+      }),
+    ).toThrow(/subnetIds\.use1-az4: "sub-1" is not a subnet id/);
+  });
+});
+
+describe('ExpressCache', () => {
+  test('one encrypted single-zone directory bucket per AZ ID, with expiry, abort and metrics rules', () => {
+    const stack = testStack();
+    new ExpressCache(stack, 'Cache', { azIds: AZS, bucketBaseName: 'ml-cache' });
+    const t = Template.fromStack(stack);
+    t.resourceCountIs('AWS::S3Express::DirectoryBucket', 2);
+    t.hasResource('AWS::S3Express::DirectoryBucket', {
+      DeletionPolicy: 'Retain',
+      Properties: {
+        BucketName: 'ml-cache--use1-az4--x-s3',
+        DataRedundancy: 'SingleAvailabilityZone',
+        LocationName: 'use1-az4',
+        BucketEncryption: {
+          ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+        },
+        LifecycleConfiguration: {
+          Rules: [
+            { Id: 'ExpireCachedBlocks', Status: 'Enabled', ExpirationInDays: 7 },
+            {
+              Id: 'AbortIncompleteUploads',
+              Status: 'Enabled',
+              AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
+            },
+          ],
+        },
+        MetricsConfigurations: [{ Id: 'EntireBucket' }],
+      },
+    });
+  });
+
+  test('grantMountpointCache allows s3express:CreateSession on exactly the cache buckets', () => {
+    const stack = testStack();
+    const cache = new ExpressCache(stack, 'Cache', { azIds: AZS, removalPolicy: RemovalPolicy.DESTROY });
+    const role = new iam.Role(stack, 'R', { assumedBy: new iam.ServicePrincipal('ec2.amazonaws.com') });
+    cache.grantMountpointCache(role);
+    const t = Template.fromStack(stack);
+    t.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: [
+          {
+            Action: 's3express:CreateSession',
+            Effect: 'Allow',
+            Resource: [
+              { 'Fn::GetAtt': [Match.stringLikeRegexp('^Cacheuse1az4'), 'Arn'] },
+              { 'Fn::GetAtt': [Match.stringLikeRegexp('^Cacheuse1az6'), 'Arn'] },
+            ],
+          },
+        ],
+      },
+    });
+    t.hasResource('AWS::S3Express::DirectoryBucket', { DeletionPolicy: 'Delete' });
+  });
+
+  test('fromBucketNames builds s3express bucket ARNs and checks each name against its zone', () => {
+    const stack = testStack();
+    const cache = ExpressCache.fromBucketNames(stack, 'Imported', {
+      bucketNames: { 'use1-az4': 'c--use1-az4--x-s3' },
+    });
+    expect(stack.resolve(cache.bucketArn('use1-az4'))).toEqual({
+      'Fn::Join': [
+        '',
+        [
+          'arn:',
+          { Ref: 'AWS::Partition' },
+          ':s3express:us-east-1:',
+          { Ref: 'AWS::AccountId' },
+          ':bucket/c--use1-az4--x-s3',
+        ],
+      ],
+    });
+    expect(() =>
+      ExpressCache.fromBucketNames(testStack(), 'I', { bucketNames: { 'use1-az4': 'c--use1-az6--x-s3' } }),
+    ).toThrow(/bucketNames\.use1-az4: "c--use1-az6--x-s3" is not in use1-az4/);
+    expect(() => cache.bucketFor('use1-az1')).toThrow(/bucketFor\(use1-az1\): no cache bucket in use1-az1/);
+  });
+
+  test('rejects an over-long bucket name at synth', () => {
+    expect(
+      () => new ExpressCache(testStack(), 'Cache', { azIds: ['use1-az4'], bucketBaseName: 'a'.repeat(50) }),
+    ).toThrow(
+      /^Test\/Cache: bucketBaseName: bucket name "a{50}--use1-az4--x-s3" is 66 characters — directory bucket names have 63 at most/,
+    );
+  });
+
+  test('rejects a bad base name, a duplicate AZ ID and a fractional expiry', () => {
+    expect(() => new ExpressCache(testStack(), 'C', { azIds: AZS, bucketBaseName: 'Bad_Name' })).toThrow(
+      /bucketBaseName: "Bad_Name" is not a valid base name/,
+    );
+    expect(() => new ExpressCache(testStack(), 'C', { azIds: AZS, bucketBaseName: 'a--b' })).toThrow(
+      /contains "--"/,
+    );
+    expect(() => new ExpressCache(testStack(), 'C', { azIds: ['use1-az4', 'use1-az4'] })).toThrow(
+      /azIds\[1\]: "use1-az4" is listed twice/,
+    );
+    expect(() => new ExpressCache(testStack(), 'C', { azIds: AZS, expiration: Duration.hours(36) })).toThrow(
+      /expiration: 1 day 12 hours is not a whole number of days/,
+    );
+  });
+});
+
+describe('ComputeFleet', () => {
+  test('launch template: IMDSv2 required, hop limit 2, encrypted gp3 root, Amazon Linux 2023', () => {
+    const t = fleetStack().template();
+    t.hasResourceProperties('AWS::EC2::LaunchTemplate', {
+      LaunchTemplateData: {
+        MetadataOptions: { HttpTokens: 'required', HttpPutResponseHopLimit: 2, HttpEndpoint: 'enabled' },
+        BlockDeviceMappings: [
+          {
+            DeviceName: '/dev/xvda',
+            Ebs: { Encrypted: true, VolumeType: 'gp3', VolumeSize: 30, DeleteOnTermination: true },
+          },
+        ],
+      },
+    });
+    const params = t.toJSON().Parameters as Record<string, { Default?: string }>;
+    expect(Object.values(params).map((p) => p.Default)).toContain(
+      '/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-6.1-x86_64',
+    );
+  });
+
+  test('Auto Scaling group: all Spot, price-capacity-optimized, mixed types, only the cache zones, teardown hook', () => {
+    const { template } = fleetStack(
+      {},
+      { networkAzIds: ['use1-az4', 'use1-az6', 'use1-az1'], cacheAzIds: AZS },
+    );
+    const t = template();
+    t.hasResourceProperties('AWS::AutoScaling::AutoScalingGroup', {
+      MinSize: '0',
+      MaxSize: '4',
+      CapacityRebalance: true,
+      MixedInstancesPolicy: {
+        InstancesDistribution: {
+          OnDemandBaseCapacity: 0,
+          OnDemandPercentageAboveBaseCapacity: 0,
+          SpotAllocationStrategy: 'price-capacity-optimized',
+        },
+        LaunchTemplate: {
+          Overrides: [
+            { InstanceType: 'm6i.large' },
+            { InstanceType: 'm6a.large' },
+            { InstanceType: 'm5.large' },
+            { InstanceType: 'm7i.large' },
+          ],
+        },
+      },
+      VPCZoneIdentifier: [
+        { Ref: Match.stringLikeRegexp('^NetworkSubnetuse1az4') },
+        { Ref: Match.stringLikeRegexp('^NetworkSubnetuse1az6') },
+      ],
+      Tags: Match.arrayWith([{ Key: 'mountfleet:fleet', Value: 'train', PropagateAtLaunch: true }]),
+    });
+    t.hasResourceProperties('AWS::AutoScaling::LifecycleHook', {
+      LifecycleHookName: 'mountfleet-train-teardown',
+      LifecycleTransition: 'autoscaling:EC2_INSTANCE_TERMINATING',
+      HeartbeatTimeout: 600,
+      DefaultResult: 'CONTINUE',
+    });
+  });
+
+  test('security groups: the scratch group admits TCP 2049 from the fleet group only; the fleet has no ingress', () => {
+    const t = fleetStack().template();
+    t.resourceCountIs('AWS::EC2::SecurityGroupIngress', 1);
+    t.hasResourceProperties('AWS::EC2::SecurityGroupIngress', {
+      IpProtocol: 'tcp',
+      FromPort: 2049,
+      ToPort: 2049,
+      GroupId: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ScratchSecurityGroup'), 'GroupId'] },
+      SourceSecurityGroupId: { 'Fn::GetAtt': [Match.stringLikeRegexp('^FleetSecurityGroup'), 'GroupId'] },
+    });
+    const groups = t.findResources('AWS::EC2::SecurityGroup');
+    for (const g of Object.values(groups) as Array<{ Properties: { SecurityGroupIngress?: unknown[] } }>) {
+      expect(g.Properties.SecurityGroupIngress ?? []).toEqual([]);
+    }
+  });
+
+  test('instance role: read-only on exactly the mounted prefix, read-write adds writes there only', () => {
+    const all = statements(fleetStack().template());
+    const list = all.filter((s) => s.Action === 's3:ListBucket');
+    expect(list.map((s) => s.Condition)).toEqual([
+      { StringLike: { 's3:prefix': ['imagenet/', 'imagenet/*'] } },
+      { StringLike: { 's3:prefix': ['outputs/', 'outputs/*'] } },
+    ]);
+    const reads = all.find(
+      (s) => s.Action === 's3:GetObject' && JSON.stringify(s.Resource).includes('imagenet/*'),
+    );
+    expect(reads).toBeDefined();
+    const writes = all.find(
+      (s) => Array.isArray(s.Action) && (s.Action as string[]).includes('s3:PutObject'),
+    );
+    expect(writes?.Action).toEqual([
+      's3:GetObject',
+      's3:PutObject',
+      's3:AbortMultipartUpload',
+      's3:DeleteObject',
+    ]);
+    expect(JSON.stringify(writes?.Resource)).toContain(':s3:::my-datasets/outputs/*');
+    expect(JSON.stringify(all)).not.toMatch(/"s3:\*"|"s3:List\*"|"s3:GetObject\*"/);
+  });
+
+  test('instance role: CreateSession on the cache, termination hook only for its own group, tuning reads', () => {
+    const all = statements(fleetStack().template());
+    expect(all.find((s) => s.Action === 's3express:CreateSession')).toBeDefined();
+    expect(all).toContainEqual(
+      expect.objectContaining({
+        Action: ['autoscaling:CompleteLifecycleAction', 'autoscaling:RecordLifecycleActionHeartbeat'],
+        Condition: { StringEquals: { 'autoscaling:ResourceTag/mountfleet:fleet': 'train' } },
+      }),
+    );
+    expect(all).toContainEqual(
+      expect.objectContaining({
+        Action: ['ec2:DescribeInstanceTypes', 'autoscaling:DescribeAutoScalingInstances'],
+        Resource: '*',
+      }),
+    );
+  });
+
+  test('user data installs the agent bundle and writes an agent.json the agent schema accepts', () => {
+    const t = fleetStack().template();
+    const script = userDataOf(t);
+    expect(script).toContain('dnf install -y nodejs22');
+    expect(script).toMatch(/aws s3 cp 's3:\/\/.*\.js' '\/opt\/mountfleet\/mountfleet\.js'/);
+    expect(script).toContain('systemctl enable --now mountfleet-agent.service');
+    const agent = agentJsonOf(t);
+    expect(agent).toMatchObject({
+      version: 1,
+      fleetId: 'train',
+      region: 'us-east-1',
+      mounts: [
+        {
+          bucket: 'my-datasets',
+          prefix: 'imagenet/',
+          path: '/mnt/imagenet',
+          access: 'read-only',
+          dataset: 'immutable',
+          cache: 'local+express',
+        },
+        {
+          bucket: 'my-datasets',
+          prefix: 'outputs/',
+          path: '/mnt/outputs',
+          access: 'read-write',
+          dataset: 'mutable',
+          cache: 'none',
+        },
+      ],
+      expressCache: {
+        buckets: {
+          'use1-az4': expect.stringMatching(/^<Ref:Cacheuse1az4/),
+          'use1-az6': expect.stringMatching(/^<Ref:Cacheuse1az6/),
+        },
+      },
+      scratch: {
+        securityGroupId: expect.stringMatching(/^<GetAtt:ScratchSecurityGroup.*\.GroupId>$/),
+        subnets: {
+          'use1-az4': expect.stringMatching(/^<Ref:NetworkSubnetuse1az4/),
+          'use1-az6': expect.stringMatching(/^<Ref:NetworkSubnetuse1az6/),
+        },
+        path: '/mnt/scratch',
+        teardownGraceSeconds: 20,
+      },
+      lifecycleHook: { name: 'mountfleet-train-teardown' },
+    });
+  });
+
+  test('the agent unit passes systemd-analyze verify', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mf-unit-'));
+    const unit = join(dir, 'mountfleet-agent.service');
+    // The launcher exists only on instances: verify against a stand-in executable.
+    const launcher = join(dir, 'mountfleet');
+    writeFileSync(launcher, '#!/bin/sh\n', { mode: 0o755 });
+    writeFileSync(unit, agentUnit().replaceAll(AGENT_LAUNCHER_PATH, launcher));
+    const result = spawnSync('systemd-analyze', ['verify', unit], { encoding: 'utf8' });
+    expect(result.stderr.split('\n').filter((l) => l.includes('mountfleet-agent'))).toEqual([]);
+    expect(result.status).toBe(0);
+  });
+
+  test('Graviton instance types get the arm64 AMI; mixed architectures are refused', () => {
+    const t = fleetStack({ instanceTypes: ['c7g.xlarge', 'm6gd.large'] }).template();
+    const params = t.toJSON().Parameters as Record<string, { Default?: string }>;
+    expect(Object.values(params).map((p) => p.Default)).toContain(
+      '/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-6.1-arm64',
+    );
+    expect(() => fleetStack({ instanceTypes: ['c7g.xlarge', 'c6i.xlarge'] })).toThrow(
+      /instanceTypes: mixes arm64 and x86_64 types/,
+    );
+  });
+
+  const mount = (m: Partial<FleetMount> & { path: string }, stack: Stack): FleetMount => ({
+    bucket: s3.Bucket.fromBucketName(stack, `B${m.path.replace(/\W/g, '')}`, 'my-datasets'),
+    ...m,
+  });
+
+  test.each([
+    [
+      'a bad fleet id',
+      { fleetId: 'Bad_Fleet' },
+      /^Test\/Fleet: fleetId: fleet id "Bad_Fleet" must be 1-32 characters/,
+    ],
+    [
+      'nested mount paths',
+      { mounts: 'nested' },
+      /^Test\/Fleet: invalid agent config from the construct props:\n {2}mounts\.1\.path: conflicts with mounts\[0\]\.path \/mnt\/data/,
+    ],
+    [
+      'a read-write mount without a prefix',
+      { mounts: 'rw-root' },
+      /mounts\.0\.prefix: a read-write mount needs a prefix/,
+    ],
+    ['a relative mount path', { mounts: 'relative' }, /mounts\.0\.path: must be an absolute path/],
+    [
+      'a zone without a cache bucket',
+      { azIds: ['use1-az4', 'use1-az1'] },
+      /azIds\[1\]: the network has no subnet in use1-az1/,
+    ],
+    [
+      'min above max',
+      { minCapacity: 5, maxCapacity: 2 },
+      /minCapacity: 5 is above maxCapacity 2 — raise maxCapacity/,
+    ],
+    [
+      'a malformed instance type',
+      { instanceTypes: ['large'] },
+      /instanceTypes\[0\]: "large" is not an instance type/,
+    ],
+  ])('rejects %s', (_name, overrides, message) => {
+    const stack = testStack();
+    const network = new FleetNetwork(stack, 'Network', { azIds: AZS });
+    const expressCache = new ExpressCache(stack, 'Cache', { azIds: AZS });
+    const o = overrides as Record<string, unknown>;
+    const mounts =
+      o.mounts === 'nested'
+        ? [mount({ path: '/mnt/data' }, stack), mount({ path: '/mnt/data/sub', prefix: 'x/' }, stack)]
+        : o.mounts === 'rw-root'
+          ? [mount({ path: '/mnt/out', access: 'read-write' }, stack)]
+          : o.mounts === 'relative'
+            ? [mount({ path: 'mnt/data' }, stack)]
+            : [];
+    expect(
+      () =>
+        new ComputeFleet(stack, 'Fleet', {
+          fleetId: 'train',
+          network,
+          expressCache,
+          ...(o as object),
+          mounts,
+        }),
+    ).toThrow(message);
+  });
+
+  test('rejects an Express cache policy without a cache, and a fleet zone the cache does not cover', () => {
+    const stack = testStack();
+    const network = new FleetNetwork(stack, 'Network', { azIds: AZS });
+    const bucket = s3.Bucket.fromBucketName(stack, 'B', 'my-datasets');
+    expect(
+      () =>
+        new ComputeFleet(stack, 'F1', {
+          fleetId: 'a',
+          network,
+          mounts: [{ bucket, path: '/mnt/d', cache: 'express' }],
+        }),
+    ).toThrow(
+      /mounts\[0\]\.cache: "express" needs an Express cache — pass expressCache or use cache "local"/,
+    );
+    const expressCache = new ExpressCache(stack, 'Cache', { azIds: ['use1-az4'] });
+    expect(() => new ComputeFleet(stack, 'F2', { fleetId: 'a', network, expressCache, azIds: AZS })).toThrow(
+      /azIds\[1\]: use1-az6 has no Express cache bucket — add it to the cache/,
+    );
+  });
+});
+
+describe('ScratchFileSystems', () => {
+  test('tag-scoped IAM: create only tagged and encrypted, manage only own-fleet, deny untagged', () => {
+    const all = statements(fleetStack().template());
+    expect(all).toContainEqual({
+      Action: 'elasticfilesystem:CreateFileSystem',
+      Effect: 'Allow',
+      Resource: '*',
+      Condition: {
+        StringEquals: { 'aws:RequestTag/mountfleet:fleet': 'train' },
+        'ForAllValues:StringEquals': {
+          'aws:TagKeys': ['mountfleet:fleet', 'mountfleet:owner-instance', 'mountfleet:job', 'Name'],
+        },
+        Bool: { 'elasticfilesystem:Encrypted': 'true' },
+      },
+    });
+    expect(all).toContainEqual(
+      expect.objectContaining({
+        Action: 'elasticfilesystem:TagResource',
+        Condition: {
+          StringEquals: {
+            'elasticfilesystem:CreateAction': 'CreateFileSystem',
+            'aws:RequestTag/mountfleet:fleet': 'train',
+          },
+        },
+      }),
+    );
+    expect(all).toContainEqual(
+      expect.objectContaining({
+        Action: [
+          'elasticfilesystem:CreateMountTarget',
+          'elasticfilesystem:DescribeMountTargets',
+          'elasticfilesystem:DeleteMountTarget',
+          'elasticfilesystem:DeleteFileSystem',
+        ],
+        Condition: { StringEquals: { 'aws:ResourceTag/mountfleet:fleet': 'train' } },
+      }),
+    );
+    expect(all).toContainEqual({
+      Action: [
+        'elasticfilesystem:CreateMountTarget',
+        'elasticfilesystem:DeleteMountTarget',
+        'elasticfilesystem:DeleteFileSystem',
+      ],
+      Effect: 'Deny',
+      Resource: '*',
+      Condition: { Null: { 'aws:ResourceTag/mountfleet:fleet': 'true' } },
+    });
+    const eni = all.find((s) => JSON.stringify(s.Action).includes('ec2:DeleteNetworkInterface'));
+    expect(eni?.Condition).toEqual({ ArnEquals: { 'ec2:Subnet': expect.any(Array) } });
+  });
+
+  test('the mount-target group has no outbound rule and no ingress except the fleet', () => {
+    const t = fleetStack().template();
+    t.hasResourceProperties('AWS::EC2::SecurityGroup', {
+      GroupDescription: Match.stringLikeRegexp('EFS scratch mount targets of fleet train'),
+      SecurityGroupEgress: [Match.objectLike({ CidrIp: '255.255.255.255/32' })],
+    });
+  });
+
+  test('rejects a bad fleet id and knows its agent settings', () => {
+    const stack = testStack();
+    const network = new FleetNetwork(stack, 'Network', { azIds: AZS });
+    expect(() => new ScratchFileSystems(stack, 'S', { fleetId: '-x', network })).toThrow(
+      /^Test\/S: fleetId: fleet id "-x"/,
+    );
+    const s = new ScratchFileSystems(stack, 'S2', {
+      fleetId: 'x',
+      network,
+      teardownGrace: Duration.seconds(45),
+      mountPath: '/scratch',
+    });
+    expect(Object.keys(s.agentSettings().subnets)).toEqual(AZS);
+    expect(s.agentSettings()).toMatchObject({ path: '/scratch', teardownGraceSeconds: 45 });
+  });
+});
+
+describe('OrphanReaper', () => {
+  function reaper(props: Partial<ConstructorParameters<typeof OrphanReaper>[2]> = {}) {
+    const stack = testStack();
+    const network = new FleetNetwork(stack, 'Network', { azIds: AZS });
+    new OrphanReaper(stack, 'Reaper', { fleetId: 'train', network, ...props });
+    return Template.fromStack(stack);
+  }
+
+  test('the pre-built bundle on NODEJS_22_X with the environment the handler reads', () => {
+    reaper({ dryRun: true, maxDeletionsPerRun: 7 }).hasResourceProperties('AWS::Lambda::Function', {
+      Runtime: 'nodejs22.x',
+      Handler: 'index.handler',
+      DeadLetterConfig: { TargetArn: Match.anyValue() },
+      Environment: {
+        Variables: {
+          MOUNTFLEET_FLEET_ID: 'train',
+          MOUNTFLEET_DRY_RUN: 'true',
+          MOUNTFLEET_GRACE_MINUTES: '30',
+          MOUNTFLEET_IDLE_WINDOW_MINUTES: '30',
+          MOUNTFLEET_METRIC_LAG_MINUTES: '5',
+          MOUNTFLEET_MAX_DELETIONS_PER_RUN: '7',
+          MOUNTFLEET_DEADLINE_MARGIN_SECONDS: '60',
+        },
+      },
+    });
+  });
+
+  test('schedule every 15 minutes, Spot interruption and termination rules, encrypted DLQ, log retention', () => {
+    const t = reaper();
+    t.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(15 minutes)' });
+    t.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: { source: ['aws.ec2'], 'detail-type': ['EC2 Spot Instance Interruption Warning'] },
+    });
+    t.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: {
+        source: ['aws.ec2'],
+        'detail-type': ['EC2 Instance State-change Notification'],
+        detail: { state: ['terminated'] },
+      },
+    });
+    t.hasResourceProperties('AWS::SQS::Queue', {
+      SqsManagedSseEnabled: true,
+      MessageRetentionPeriod: 1209600,
+    });
+    t.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
+  });
+
+  test('alarms on errors, deletion bursts and dead letters — none when turned off', () => {
+    const t = reaper({ deletionAlarmThreshold: 12 });
+    t.resourceCountIs('AWS::CloudWatch::Alarm', 3);
+    t.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'Errors',
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
+    t.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'Mountfleet',
+      MetricName: 'Deleted',
+      Dimensions: [{ Name: 'Fleet', Value: 'train' }],
+      Threshold: 12,
+    });
+    t.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Threshold: 0,
+    });
+    reaper({ alarms: false }).resourceCountIs('AWS::CloudWatch::Alarm', 0);
+  });
+
+  test('role: deletes and marks only with the fleet tag, explicit deny when untagged, read evidence', () => {
+    const all = statements(reaper());
+    expect(all).toContainEqual(
+      expect.objectContaining({
+        Action: ['elasticfilesystem:DeleteMountTarget', 'elasticfilesystem:DeleteFileSystem'],
+        Condition: { StringEquals: { 'aws:ResourceTag/mountfleet:fleet': 'train' } },
+      }),
+    );
+    expect(all).toContainEqual(
+      expect.objectContaining({
+        Action: ['elasticfilesystem:TagResource', 'elasticfilesystem:UntagResource'],
+        Condition: {
+          StringEquals: { 'aws:ResourceTag/mountfleet:fleet': 'train' },
+          'ForAllValues:StringEquals': { 'aws:TagKeys': ['mountfleet:marked-idle-at'] },
+        },
+      }),
+    );
+    expect(all).toContainEqual(
+      expect.objectContaining({
+        Effect: 'Deny',
+        Action: [
+          'elasticfilesystem:DeleteMountTarget',
+          'elasticfilesystem:DeleteFileSystem',
+          'elasticfilesystem:TagResource',
+          'elasticfilesystem:UntagResource',
+        ],
+        Condition: { Null: { 'aws:ResourceTag/mountfleet:fleet': 'true' } },
+      }),
+    );
+    expect(all).toContainEqual(
+      expect.objectContaining({
+        Action: [
+          'elasticfilesystem:DescribeFileSystems',
+          'elasticfilesystem:DescribeMountTargets',
+          'cloudwatch:GetMetricData',
+          'ec2:DescribeInstances',
+          'ec2:DescribeNetworkInterfaces',
+        ],
+        Resource: '*',
+      }),
+    );
+    const eni = all.find((s) => s.Action === 'ec2:DeleteNetworkInterface');
+    expect(eni?.Condition).toEqual({ ArnEquals: { 'ec2:Subnet': expect.any(Array) } });
+    expect(JSON.stringify(all)).not.toMatch(/elasticfilesystem:\*|"Action":"\*"/);
+  });
+
+  test('rejects a deadline margin that does not fit the timeout', () => {
+    expect(() => reaper({ timeout: Duration.seconds(30) })).toThrow(
+      /deadlineMargin: 1 minute leaves no time in a 30 seconds timeout/,
+    );
+  });
+});
