@@ -6,7 +6,11 @@ import { Command, Option } from 'commander';
 import type { RegisterCommand } from '../cli';
 import { efsClient } from '../../core/aws';
 import { readInstanceIdentity } from '../../core/imds';
-import { deleteScratchFileSystem, listScratchFileSystems, NotThisFleetsError } from '../../core/scratch/inventory';
+import {
+  deleteScratchFileSystem,
+  listScratchFileSystems,
+  NotThisFleetsError,
+} from '../../core/scratch/inventory';
 import { runScratchJob, MAX_SPOT_POLL_MS, type StopReason } from '../../core/scratch/lifecycle';
 import { generateJobId, jobIdProblem } from '../../core/scratch/naming';
 import { UnitError } from '../../core/plan/units';
@@ -45,7 +49,8 @@ const EXIT_USAGE = 2;
 
 function wholeNumber(flag: string, text: string): number {
   const n = Number(text);
-  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(n)) throw new ScratchSettingsError(`${flag} ${text}: must be a whole number`);
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(n))
+    throw new ScratchSettingsError(`${flag} ${text}: must be a whole number`);
   return n;
 }
 
@@ -53,7 +58,8 @@ async function run(command: string[], opts: RunOptions): Promise<number> {
   const jobId = opts.job ?? generateJobId();
   const problem = jobIdProblem(jobId);
   if (problem) throw new ScratchSettingsError(problem);
-  const spotPollMs = opts.spotPollMs === undefined ? MAX_SPOT_POLL_MS : wholeNumber('--spot-poll-ms', opts.spotPollMs);
+  const spotPollMs =
+    opts.spotPollMs === undefined ? MAX_SPOT_POLL_MS : wholeNumber('--spot-poll-ms', opts.spotPollMs);
   const teardownGraceSeconds =
     opts.teardownGrace === undefined ? undefined : wholeNumber('--teardown-grace', opts.teardownGrace);
 
@@ -73,7 +79,9 @@ async function run(command: string[], opts: RunOptions): Promise<number> {
   } catch (err) {
     say(
       `cannot read this instance's identity from IMDS (${(err as Error).message}): scratch run works on EC2 instances only` +
-        (process.env.AWS_EC2_METADATA_SERVICE_ENDPOINT ? ` (endpoint ${process.env.AWS_EC2_METADATA_SERVICE_ENDPOINT})` : ''),
+        (process.env.AWS_EC2_METADATA_SERVICE_ENDPOINT
+          ? ` (endpoint ${process.env.AWS_EC2_METADATA_SERVICE_ENDPOINT})`
+          : ''),
     );
     return 1;
   }
@@ -88,15 +96,18 @@ async function run(command: string[], opts: RunOptions): Promise<number> {
     config,
     identity.availabilityZoneId,
   );
-  if (opts.job === undefined) say(`job id ${jobId} (pass --job ${jobId} to re-run it on the same file system)`);
+  if (opts.job === undefined)
+    say(`job id ${jobId} (pass --job ${jobId} to re-run it on the same file system)`);
 
   const stop = new AbortController();
   const onSignal = (signal: 'SIGINT' | 'SIGTERM') => {
     if (stop.signal.aborted) {
-      say(`${signal}: already stopping; the file system is torn down before exit (SIGKILL would leave it to the reaper)`);
+      say(
+        `${signal}: already stopping; the file system is torn down before exit (SIGKILL would leave it to the reaper)`,
+      );
       return;
     }
-    say(`${signal}: stopping`);
+    say(`${signal}: stopping; the scratch file system is deleted before exit`);
     stop.abort(signal satisfies StopReason);
   };
   process.on('SIGINT', onSignal);
@@ -154,16 +165,27 @@ async function list(opts: OperatorOptions): Promise<number> {
     ]),
   ];
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  for (const r of rows) process.stderr.write(`${r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()}\n`);
+  for (const r of rows)
+    process.stderr.write(
+      `${r
+        .map((c, i) => c.padEnd(widths[i]))
+        .join('  ')
+        .trimEnd()}\n`,
+    );
   return 0;
 }
 
 async function remove(fileSystemId: string, opts: OperatorOptions): Promise<number> {
   const config = loadOptionalAgentConfig(opts.config);
   const fleetId = resolveFleetId(opts.fleet, config);
-  const outcome = await deleteScratchFileSystem(efsClient({ region: config?.region }), fleetId, fileSystemId, {
-    onProgress: say,
-  });
+  const outcome = await deleteScratchFileSystem(
+    efsClient({ region: config?.region }),
+    fleetId,
+    fileSystemId,
+    {
+      onProgress: say,
+    },
+  );
   if (opts.json) process.stdout.write(`${JSON.stringify({ fileSystemId, ...outcome }, null, 2)}\n`);
   switch (outcome.status) {
     case 'deleted':
@@ -184,7 +206,11 @@ function action<A extends unknown[]>(ctx: { exitCode: number }, fn: (...args: A)
     try {
       ctx.exitCode = await fn(...args);
     } catch (err) {
-      if (err instanceof ScratchSettingsError || err instanceof NotThisFleetsError || err instanceof UnitError) {
+      if (
+        err instanceof ScratchSettingsError ||
+        err instanceof NotThisFleetsError ||
+        err instanceof UnitError
+      ) {
         say(err.message);
         ctx.exitCode = EXIT_USAGE;
         return;
@@ -202,20 +228,38 @@ export const register: RegisterCommand = (program, ctx) => {
   scratch
     .command('run')
     .description(
-      'create a scratch file system in this instance\'s zone, mount it, run CMD with MOUNTFLEET_SCRATCH set, ' +
-        'and always tear it down; exits with CMD\'s status',
+      "create a scratch file system in this instance's zone, mount it, run CMD with MOUNTFLEET_SCRATCH set, " +
+        "and always tear it down; exits with CMD's status",
     )
     .usage('[options] -- CMD [ARGS...]')
     .argument('<command...>', 'the job to run (put it after --)')
-    .option('--job <id>', 'job id (also in the CreationToken: a re-run with the same id reuses its file system); generated when unset')
+    .option(
+      '--job <id>',
+      'job id (also in the CreationToken: a re-run with the same id reuses its file system); generated when unset',
+    )
     .option('--path <dir>', 'where to mount (default: agent.json scratch.path, else /mnt/scratch)')
     .option('--fleet <id>', 'fleet id (default: agent.json)')
-    .option('--subnet <id>', 'subnet for the mount target (default: agent.json scratch.subnets[this zone\'s AZ ID])')
-    .option('--security-group <id>', 'security group for the mount target (default: agent.json scratch.securityGroupId)')
-    .option('--expected-io <size>', 'bytes the job will read + write, e.g. 3TiB: checked against the 2.1 TiB burst credit')
+    .option(
+      '--subnet <id>',
+      "subnet for the mount target (default: agent.json scratch.subnets[this zone's AZ ID])",
+    )
+    .option(
+      '--security-group <id>',
+      'security group for the mount target (default: agent.json scratch.securityGroupId)',
+    )
+    .option(
+      '--expected-io <size>',
+      'bytes the job will read + write, e.g. 3TiB: checked against the 2.1 TiB burst credit',
+    )
     .option('--strict', 'refuse (instead of warning) when --expected-io exceeds the burst credit')
-    .option('--teardown-grace <seconds>', 'seconds CMD gets after SIGTERM before it is killed (default: agent.json, else 20)')
-    .option('--config <file>', 'agent config (default: MOUNTFLEET_CONFIG, else /etc/mountfleet/agent.json if present)')
+    .option(
+      '--teardown-grace <seconds>',
+      'seconds CMD gets after SIGTERM before it is killed (default: agent.json, else 20)',
+    )
+    .option(
+      '--config <file>',
+      'agent config (default: MOUNTFLEET_CONFIG, else /etc/mountfleet/agent.json if present)',
+    )
     .addOption(new Option('--spot-poll-ms <ms>', 'Spot notice poll interval (at most 5000)').hideHelp())
     .addHelpText(
       'after',
@@ -228,11 +272,16 @@ export const register: RegisterCommand = (program, ctx) => {
   const operatorOptions = (c: Command) =>
     c
       .option('--fleet <id>', 'fleet id (default: agent.json)')
-      .option('--config <file>', 'agent config (default: MOUNTFLEET_CONFIG, else /etc/mountfleet/agent.json if present)')
+      .option(
+        '--config <file>',
+        'agent config (default: MOUNTFLEET_CONFIG, else /etc/mountfleet/agent.json if present)',
+      )
       .option('--json', 'print one JSON document on stdout');
 
   operatorOptions(
-    scratch.command('list').description("this fleet's scratch file systems: job, owner, age, state, mount targets"),
+    scratch
+      .command('list')
+      .description("this fleet's scratch file systems: job, owner, age, state, mount targets"),
   ).action(action(ctx, (opts: OperatorOptions) => list(opts)));
 
   operatorOptions(

@@ -31,7 +31,7 @@ export type ConnectionEvidence =
   /** Sum of ClientConnections over the window is above zero. */
   | { readonly kind: 'in-use'; readonly connections: number }
   /** Datapoints exist and every one is zero. */
-  | { readonly kind: 'idle'; readonly datapoints: number }
+  | { readonly kind: 'idle' }
   /** The query succeeded but CloudWatch has nothing for the window: not evidence of anything. */
   | { readonly kind: 'no-data' }
   /** GetMetricData failed for this file system's batch. */
@@ -146,7 +146,7 @@ export function decide(fs: FileSystemFacts, evidence: Evidence, ctx: DecisionCon
   if (connections.kind === 'no-data') {
     return keep(`${ownerNote}; no ClientConnections datapoints in the window (not evidence of idleness)`);
   }
-  const idle = `${ownerNote}; 0 connections in ${connections.datapoints} datapoint(s) over ${ctx.idleWindowMinutes} min`;
+  const idle = `${ownerNote}; 0 connections over the last ${ctx.idleWindowMinutes} min`;
   const markedAt = parseMark(fs.markedIdleAt);
   if (markedAt === undefined) return { action: 'mark', reason: `${idle}: marking ${TAG_MARKED_IDLE_AT}` };
   if (ctx.now - markedAt >= ctx.idleWindowMinutes * MINUTE) {

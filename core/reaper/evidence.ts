@@ -29,8 +29,6 @@ export const DESCRIBE_FILE_SYSTEMS_PAGE = 100;
 export const METRIC_QUERIES_PER_CALL = 500;
 export const INSTANCE_FILTER_VALUES_PER_CALL = 200;
 export const INSTANCES_PER_PAGE = 1000;
-/** One datapoint per minute: enough resolution to tell "no data" from "zero", well under 100,800 per call. */
-export const METRIC_PERIOD_SECONDS = 60;
 
 export function errorText(err: unknown): string {
   const e = err as { name?: string; message?: string };
@@ -79,7 +77,11 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
   return out;
 }
 
-/** ClientConnections (Sum, per minute) over the window for each file system, 500 per GetMetricData call. */
+/**
+ * ClientConnections Sum over the whole window for each file system, 500 per GetMetricData call. One period
+ * spanning the window answers all the rules need: a Sum above zero is a connection; a datapoint with Sum 0
+ * means samples existed and all were zero; no datapoint means CloudWatch has nothing (not zero).
+ */
 export async function readConnections(
   cloudwatch: CloudWatchClient,
   fileSystemIds: readonly string[],
@@ -95,7 +97,7 @@ export async function readConnections(
           MetricName: 'ClientConnections',
           Dimensions: [{ Name: 'FileSystemId', Value: id }],
         },
-        Period: METRIC_PERIOD_SECONDS,
+        Period: Math.round((window.end.getTime() - window.start.getTime()) / 1000),
         Stat: 'Sum',
       },
       ReturnData: true,
@@ -130,7 +132,7 @@ export async function readConnections(
           ? { kind: 'no-data' }
           : total > 0
             ? { kind: 'in-use', connections: total }
-            : { kind: 'idle', datapoints: points.length },
+            : { kind: 'idle' },
       );
     });
   }

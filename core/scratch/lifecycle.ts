@@ -83,7 +83,11 @@ export interface ScratchRunRequest {
 }
 
 export type TeardownResult =
-  | { readonly status: 'deleted' | 'already-gone'; readonly fileSystemId: string }
+  | {
+      readonly status: 'deleted' | 'already-gone';
+      readonly fileSystemId: string;
+      readonly mountTargetsDeleted: number;
+    }
   | { readonly status: 'nothing-created' }
   | { readonly status: 'incomplete'; readonly fileSystemId?: string; readonly reason: string };
 
@@ -99,6 +103,9 @@ export interface ScratchRunResult {
   readonly reused: boolean;
   readonly teardown: TeardownResult;
 }
+
+/** How long to wait for a SIGKILLed job to go before tearing down anyway. */
+const KILL_WAIT_MS = 5000;
 
 /** Exit status when setup or teardown failed and CMD's status says nothing about it. */
 export const EXIT_SCRATCH_FAILED = 1;
@@ -124,7 +131,9 @@ export async function runScratchJob(request: ScratchRunRequest): Promise<Scratch
       }).then((notice) => {
         if (notice && !stop.signal.aborted) {
           spotNotice = notice;
-          log(`Spot interruption notice: ${notice.action} at ${notice.time?.toISOString() ?? 'an unknown time'}; stopping the job`);
+          log(
+            `Spot interruption notice: ${notice.action} at ${notice.time?.toISOString() ?? 'an unknown time'}; stopping the job`,
+          );
           stop.abort('spot' satisfies StopReason);
         }
       })
@@ -198,7 +207,11 @@ export async function runScratchJob(request: ScratchRunRequest): Promise<Scratch
     if (stop.signal.aborted) throw new ScratchInterrupted();
     phase('running', [request.command, ...request.args].join(' '));
     const running = startJob(request.command, request.args, {
-      env: { ...(request.env ?? process.env), MOUNTFLEET_SCRATCH: request.path, MOUNTFLEET_JOB: request.jobId },
+      env: {
+        ...(request.env ?? process.env),
+        MOUNTFLEET_SCRATCH: request.path,
+        MOUNTFLEET_JOB: request.jobId,
+      },
     });
     job = await superviseJob(running, stop.signal, request.teardownGraceSeconds, clock, log);
     if (job.startError) log(job.startError);
@@ -276,7 +289,19 @@ async function superviseJob(
   if (exitedInTime !== undefined) return exitedInTime;
   log(`the job did not exit within ${grace} s: killing it`);
   running.kill('SIGKILL');
-  return running.exited;
+  // A process blocked in the kernel on a dead NFS server does not die until its I/O fails; deleting the
+  // mount target (teardown) is what makes it fail, so teardown must not wait for the job for ever.
+  const killWait = new AbortController();
+  const died = await Promise.race([
+    running.exited,
+    clock.sleep(KILL_WAIT_MS, killWait.signal).then(() => undefined),
+  ]);
+  killWait.abort();
+  if (died !== undefined) return died;
+  log(
+    `the job is still alive ${KILL_WAIT_MS / 1000} s after SIGKILL (blocked on I/O?): tearing down regardless`,
+  );
+  return { status: 128 + signalNumber('SIGKILL'), signal: 'SIGKILL' };
 }
 
 /** Polls the Spot notice until one appears (resolves with it) or the signal fires (resolves undefined). */
@@ -291,7 +316,8 @@ async function watchSpotNotice(
       if (notice) return notice;
     } catch (err) {
       // Best effort, like the notice itself: keep polling, say it once.
-      if (!reportedError) options.log(`cannot read the Spot notice from IMDS (will keep trying): ${(err as Error).message}`);
+      if (!reportedError)
+        options.log(`cannot read the Spot notice from IMDS (will keep trying): ${(err as Error).message}`);
       reportedError = true;
     }
     await options.clock.sleep(options.pollMs, options.signal);
@@ -317,7 +343,8 @@ async function tearDown(
   let fileSystemId = knownFileSystemId;
   try {
     const unmounted = await unmount(request.path);
-    if (unmounted !== 'not-mounted') log(`unmounted ${request.path}${unmounted === 'lazy' ? ' (lazily: still busy)' : ''}`);
+    if (unmounted !== 'not-mounted')
+      log(`unmounted ${request.path}${unmounted === 'lazy' ? ' (lazily: still busy)' : ''}`);
     if (createdDirectory) rmdirSync(request.path);
   } catch (err) {
     // Deleting the mount target below cuts the NFS session anyway; keep going.
@@ -338,7 +365,9 @@ async function tearDown(
         maxWaitMs: Math.max(0, deadline - clock.now()),
         onProgress: log,
       });
-      if (outcome.status !== 'pending') return { status: outcome.status, fileSystemId };
+      if (outcome.status !== 'pending') {
+        return { status: outcome.status, fileSystemId, mountTargetsDeleted: outcome.mountTargetsDeleted };
+      }
       lastError = outcome.reason;
       if (outcome.reason !== 'file system still in use') break;
     } catch (err) {
@@ -350,10 +379,16 @@ async function tearDown(
   return { status: 'incomplete', fileSystemId, reason: lastError || 'out of time' };
 }
 
-function reportTeardown(teardown: TeardownResult, request: ScratchRunRequest, log: (line: string) => void): void {
+function reportTeardown(
+  teardown: TeardownResult,
+  request: ScratchRunRequest,
+  log: (line: string) => void,
+): void {
   switch (teardown.status) {
     case 'deleted':
-      log(`deleted ${teardown.fileSystemId} and its mount target`);
+      log(
+        `deleted ${teardown.fileSystemId}${teardown.mountTargetsDeleted > 0 ? ' and its mount target' : ''}`,
+      );
       return;
     case 'already-gone':
       log(`${teardown.fileSystemId} was already gone`);

@@ -179,12 +179,21 @@ export async function ensureFileSystem(
     }
     checkReusable(existing, spec);
     if (tagValue(existing, TAG_OWNER_INSTANCE) !== spec.ownerInstanceId) {
-      await efs.send(
-        new TagResourceCommand({
-          ResourceId: existing.FileSystemId,
-          Tags: [{ Key: TAG_OWNER_INSTANCE, Value: spec.ownerInstanceId }],
-        }),
-      );
+      try {
+        await efs.send(
+          new TagResourceCommand({
+            ResourceId: existing.FileSystemId,
+            Tags: [{ Key: TAG_OWNER_INSTANCE, Value: spec.ownerInstanceId }],
+          }),
+        );
+      } catch (err) {
+        // Not fatal: the job can still run; only the reaper's owner evidence is stale.
+        if (errorName(err) !== 'AccessDeniedException' && errorName(err) !== 'AccessDenied') throw err;
+        options.onProgress?.(
+          `cannot move ${TAG_OWNER_INSTANCE} of ${existing.FileSystemId} to ${spec.ownerInstanceId} (access denied): ` +
+            `the reaper may take its previous owner's absence as evidence against it`,
+        );
+      }
     }
     return { fileSystem: existing, reused: true };
   }
@@ -222,10 +231,13 @@ export async function waitForFileSystem(
     `file system ${fileSystemId} to become available`,
     async () => {
       const fs = await describeFileSystem(efs, fileSystemId);
-      if (fs === undefined) throw new ScratchSetupError(`file system ${fileSystemId} disappeared while creating`);
+      if (fs === undefined)
+        throw new ScratchSetupError(`file system ${fileSystemId} disappeared while creating`);
       if (fs.LifeCycleState === 'available') return { value: fs };
       if (fs.LifeCycleState !== 'creating' && fs.LifeCycleState !== 'updating') {
-        throw new ScratchSetupError(`file system ${fileSystemId} went to state ${fs.LifeCycleState} while creating`);
+        throw new ScratchSetupError(
+          `file system ${fileSystemId} went to state ${fs.LifeCycleState} while creating`,
+        );
       }
       return { state: fs.LifeCycleState };
     },
@@ -290,7 +302,10 @@ export async function ensureMountTarget(
   throw new ScratchSetupError(`could not create a mount target for ${fileSystemId} in ${spec.subnetId}`);
 }
 
-async function describeMountTarget(efs: EFSClient, id: string | undefined): Promise<MountTargetDescription | undefined> {
+async function describeMountTarget(
+  efs: EFSClient,
+  id: string | undefined,
+): Promise<MountTargetDescription | undefined> {
   try {
     const out = await efs.send(new DescribeMountTargetsCommand({ MountTargetId: id }));
     return out.MountTargets?.[0];
@@ -312,7 +327,8 @@ export async function waitForMountTarget(
     async () => {
       const mt = await describeMountTarget(efs, id);
       if (mt === undefined) throw new ScratchSetupError(`mount target ${id} disappeared while creating`);
-      if (mt.LifeCycleState === 'available' && mt.IpAddress) return { value: { ...mt, IpAddress: mt.IpAddress } };
+      if (mt.LifeCycleState === 'available' && mt.IpAddress)
+        return { value: { ...mt, IpAddress: mt.IpAddress } };
       if (mt.LifeCycleState !== 'creating' && mt.LifeCycleState !== 'available') {
         throw new ScratchSetupError(`mount target ${id} went to state ${mt.LifeCycleState} while creating`);
       }

@@ -39,7 +39,7 @@ export function loadOptionalAgentConfig(
   explicitPath: string | undefined,
   env: NodeJS.ProcessEnv = process.env,
 ): AgentConfig | undefined {
-  const path = explicitPath ?? env.MOUNTFLEET_CONFIG;
+  const path = explicitPath ?? (env.MOUNTFLEET_CONFIG || undefined);
   if (path !== undefined) return loadAgentConfig(path);
   return existsSync(DEFAULT_AGENT_CONFIG_PATH) ? loadAgentConfig(DEFAULT_AGENT_CONFIG_PATH) : undefined;
 }
@@ -70,7 +70,9 @@ export function resolveScratchSettings(
     const known = Object.keys(scratch?.subnets ?? {});
     throw new ScratchSettingsError(
       `no scratch subnet for this instance's zone ${availabilityZoneId}: pass --subnet SUBNET_ID` +
-        (scratch ? ` (agent.json scratch.subnets has ${known.join(', ') || 'none'})` : ' (agent.json has no scratch section)'),
+        (scratch
+          ? ` (agent.json scratch.subnets has ${known.join(', ') || 'none'})`
+          : ' (agent.json has no scratch section)'),
     );
   }
   if (!/^subnet-[0-9a-f]+$/.test(subnetId)) {
@@ -78,19 +80,27 @@ export function resolveScratchSettings(
   }
   const securityGroupId = flags.securityGroup ?? scratch?.securityGroupId;
   if (securityGroupId === undefined) {
-    throw new ScratchSettingsError('no scratch security group: pass --security-group SG_ID (agent.json has no scratch section)');
+    throw new ScratchSettingsError(
+      'no scratch security group: pass --security-group SG_ID (agent.json has no scratch section)',
+    );
   }
   if (!/^sg-[0-9a-f]+$/.test(securityGroupId)) {
-    throw new ScratchSettingsError(`--security-group ${securityGroupId}: must be a security group id such as sg-0123abcd`);
+    throw new ScratchSettingsError(
+      `--security-group ${securityGroupId}: must be a security group id such as sg-0123abcd`,
+    );
   }
   const path = flags.path ?? scratch?.path ?? DEFAULT_SCRATCH_PATH;
   if (!path.startsWith('/') || path.split('/').includes('..') || path.replace(/\/+$/, '') === '') {
-    throw new ScratchSettingsError(`--path ${path}: must be an absolute directory path other than / (no "..")`);
+    throw new ScratchSettingsError(
+      `--path ${path}: must be an absolute directory path other than / (no "..")`,
+    );
   }
   const teardownGraceSeconds =
     flags.teardownGraceSeconds ?? scratch?.teardownGraceSeconds ?? DEFAULT_TEARDOWN_GRACE_SECONDS;
   if (!Number.isInteger(teardownGraceSeconds) || teardownGraceSeconds < 0 || teardownGraceSeconds > 600) {
-    throw new ScratchSettingsError(`--teardown-grace ${teardownGraceSeconds}: must be a whole number of seconds, 0-600`);
+    throw new ScratchSettingsError(
+      `--teardown-grace ${teardownGraceSeconds}: must be a whole number of seconds, 0-600`,
+    );
   }
   return {
     fleetId,

@@ -10,7 +10,9 @@ import type { MetadataService } from '@aws-sdk/ec2-metadata-service';
 import { metadataService, readSpotInstanceAction } from '../imds';
 import type { SpotNotice } from './lifecycle';
 
-export function spotNoticeReader(imds: MetadataService = metadataService()): () => Promise<SpotNotice | undefined> {
+export function spotNoticeReader(
+  imds: MetadataService = metadataService(),
+): () => Promise<SpotNotice | undefined> {
   const closing = {
     request: (path: string, options: { method?: string; headers?: Record<string, string> }) =>
       imds.request(path, { ...options, headers: { ...options.headers, connection: 'close' } }),

@@ -4,7 +4,7 @@
  * helper, and checks what the emulator has left afterwards.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DescribeNetworkInterfacesCommand, RunInstancesCommand } from '@aws-sdk/client-ec2';
@@ -14,6 +14,7 @@ import {
   type FileSystemDescription,
 } from '@aws-sdk/client-efs';
 import { ec2Client, efsClient } from '../../../core/aws';
+import type { AgentConfigInput } from '../../../core/config';
 import { TAG_FLEET, TAG_JOB } from '../../../core/tags';
 import { CLI_BUNDLE } from '../../support/cli';
 import { FaultProxy } from '../../support/fault-proxy';
@@ -21,7 +22,13 @@ import { createNetwork, type TestNetwork } from '../../support/fixtures';
 import { ImdsStandIn } from '../../support/imds';
 import { REPO_ROOT } from '../../support/moto';
 
-export const MOUNT_HELPER_STANDIN = join(REPO_ROOT, 'test', 'support', 'efs-mount-helper-standin', 'mount.efs-standin');
+export const MOUNT_HELPER_STANDIN = join(
+  REPO_ROOT,
+  'test',
+  'support',
+  'efs-mount-helper-standin',
+  'mount.efs-standin',
+);
 export const FLEET = 'scratch-it';
 
 /** An instance in the emulator (so the reaper can see it), and the IMDS stand-in that speaks for it. */
@@ -54,6 +61,8 @@ export interface RunSpec {
   readonly faults?: (proxy: FaultProxy) => void;
   readonly extraArgs?: string[];
   readonly env?: NodeJS.ProcessEnv;
+  /** Take fleet, subnet and security group from an agent.json (MOUNTFLEET_CONFIG) instead of flags. */
+  readonly settingsFromConfig?: boolean;
 }
 
 export interface ScratchRun {
@@ -75,7 +84,28 @@ export async function startRun(spec: RunSpec): Promise<ScratchRun> {
   spec.faults?.(proxy);
   const dir = mkdtempSync(join(tmpdir(), 'mf-scratch-'));
   const path = join(dir, 'scratch');
-  // No agent.json: everything comes from flags, as on an instance outside any fleet.
+  const settingFlags = [
+    '--fleet',
+    FLEET,
+    '--subnet',
+    spec.net.subnets[0].subnetId,
+    '--security-group',
+    spec.net.securityGroupId,
+  ];
+  const configPath = join(dir, 'agent.json');
+  if (spec.settingsFromConfig) {
+    const config: AgentConfigInput = {
+      version: 1,
+      fleetId: FLEET,
+      region: 'us-east-1',
+      scratch: {
+        securityGroupId: spec.net.securityGroupId,
+        subnets: Object.fromEntries(spec.net.subnets.map((s) => [s.availabilityZoneId, s.subnetId])),
+      },
+    };
+    writeFileSync(configPath, JSON.stringify(config));
+  }
+  // Without agent.json everything comes from flags, as on an instance outside any fleet.
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     AWS_ENDPOINT_URL: proxy.endpoint,
@@ -85,7 +115,8 @@ export async function startRun(spec: RunSpec): Promise<ScratchRun> {
     TEST_DIR: dir,
     ...spec.env,
   };
-  delete env.MOUNTFLEET_CONFIG;
+  if (spec.settingsFromConfig) env.MOUNTFLEET_CONFIG = configPath;
+  else delete env.MOUNTFLEET_CONFIG;
   const child = spawn(
     process.execPath,
     [
@@ -94,12 +125,7 @@ export async function startRun(spec: RunSpec): Promise<ScratchRun> {
       'run',
       '--job',
       spec.job,
-      '--fleet',
-      FLEET,
-      '--subnet',
-      spec.net.subnets[0].subnetId,
-      '--security-group',
-      spec.net.securityGroupId,
+      ...(spec.settingsFromConfig ? [] : settingFlags),
       '--path',
       path,
       '--teardown-grace',
@@ -118,8 +144,8 @@ export async function startRun(spec: RunSpec): Promise<ScratchRun> {
   );
   let stderr = '';
   const waiters: Array<{ pattern: RegExp; resolve: () => void }> = [];
-  child.stdout!.on('data', (d: Buffer) => (stderr += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => {
+  // The job's stdout and mountfleet's stderr, in one transcript.
+  const append = (d: Buffer) => {
     stderr += d.toString();
     for (const w of [...waiters]) {
       if (w.pattern.test(stderr)) {
@@ -127,9 +153,17 @@ export async function startRun(spec: RunSpec): Promise<ScratchRun> {
         w.resolve();
       }
     }
-  });
+  };
+  child.stdout!.on('data', append);
+  child.stderr!.on('data', append);
+  // A job left running by a killed agent keeps the pipes open: wait for them briefly only.
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('close', (code, signal) => resolve({ code, signal })),
+    child.once('exit', (code, signal) => {
+      void Promise.race([closed, new Promise((r) => setTimeout(r, 500))]).then(() =>
+        resolve({ code, signal }),
+      );
+    }),
   );
   return {
     child,
@@ -175,8 +209,8 @@ export async function startRun(spec: RunSpec): Promise<ScratchRun> {
 /** Unmounts anything left under the run's dir (a killed agent's mount), stops its proxy, removes the dir. */
 export async function cleanUpRun(run: ScratchRun): Promise<void> {
   if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill('SIGKILL');
-  await run.exited;
   killJob(run);
+  await run.exited;
   for (const mountPoint of mountsUnder(run.dir)) spawnSync('umount', ['-l', mountPoint]);
   await run.proxy.stop();
   rmSync(run.dir, { recursive: true, force: true });
@@ -205,8 +239,11 @@ export function fsTag(fs: FileSystemDescription, key: string): string | undefine
 
 /** The emulator's file systems of this fleet (and job, when given). */
 export async function fileSystemsOf(job?: string): Promise<FileSystemDescription[]> {
-  const all = (await efsClient({ maxAttempts: 1 }).send(new DescribeFileSystemsCommand({}))).FileSystems ?? [];
-  return all.filter((fs) => fsTag(fs, TAG_FLEET) === FLEET && (job === undefined || fsTag(fs, TAG_JOB) === job));
+  const all =
+    (await efsClient({ maxAttempts: 1 }).send(new DescribeFileSystemsCommand({}))).FileSystems ?? [];
+  return all.filter(
+    (fs) => fsTag(fs, TAG_FLEET) === FLEET && (job === undefined || fsTag(fs, TAG_JOB) === job),
+  );
 }
 
 /** What a run may leave: file systems of the fleet (or job), their mount targets, and mount-target network interfaces in the VPC. */

@@ -1,12 +1,15 @@
 /**
- * Every evidence combination the reaper knows, against the emulator, in real and dry-run modes. Lifecycle
- * states moto never reports (error, creating, deleting) are injected by the fault proxy rewriting
- * DescribeFileSystems answers.
+ * Every evidence combination the reaper knows, against the emulator, in real and dry-run modes: one file
+ * system per case, all decided together by the same runs (one at +10 min for the young case, one at +60 min
+ * for the rest), as a real fleet's would be. Lifecycle states moto never reports (error, creating,
+ * deleting) are injected by the fault proxy rewriting DescribeFileSystems answers.
  */
 import { cloudWatchClient, ec2Client, efsClient } from '../../../core/aws';
 import { reap, type Outcome, type ReaperClients } from '../../../core/reaper/reaper';
+import type { ReapReport } from '../../../core/reaper/report';
 import { reaperSettingsFromFlags } from '../../../core/reaper/settings';
 import { TAG_MARKED_IDLE_AT } from '../../../core/tags';
+import type { FileSystemDescription } from '@aws-sdk/client-efs';
 import { useEmulator } from '../../support/emulator';
 import { FaultProxy } from '../../support/fault-proxy';
 import { createNetwork } from '../../support/fixtures';
@@ -159,76 +162,123 @@ describe('reap (emulator): one file system per evidence combination', () => {
     proxy = await FaultProxy.start({ target: emu.endpoint });
     process.env.AWS_ENDPOINT_URL = proxy.endpoint;
   });
-  afterEach(() => proxy.clear());
   afterAll(() => proxy.stop());
 
-  const modes = [
-    ['real', false],
-    ['dry-run', true],
-  ] as const;
+  interface Observed {
+    readonly outcomes: string[];
+    readonly reason?: string;
+    readonly before?: FileSystemDescription;
+    readonly after?: FileSystemDescription;
+    readonly scanned: number;
+    readonly markedAt: string;
+  }
 
-  describe.each(modes)('%s', (_mode, dryRun) => {
-    it.each(CASES.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
-      const clients: ReaperClients = { efs: efsClient(), ec2: ec2Client(), cloudwatch: cloudWatchClient() };
-      const net = await createNetwork(clients.ec2, 1);
-      const owner =
-        c.owner === 'unknown'
-          ? UNKNOWN_INSTANCE
-          : c.owner
-            ? (await launchOwners(clients.ec2, FLEET, c.owner))[0]
-            : undefined;
-      const clock = clockAt(c.ageMinutes ?? 60);
-      const markedIdleAt =
-        c.markedMinutesAgo === undefined
-          ? undefined
-          : new Date(clock.now() - c.markedMinutesAgo * 60_000).toISOString();
+  /** Builds every case in a fresh emulator, runs the reaper, and records what happened to each file system. */
+  async function runAll(dryRun: boolean): Promise<Map<string, Observed>> {
+    await emu.reset();
+    proxy.clear();
+    const clients: ReaperClients = { efs: efsClient(), ec2: ec2Client(), cloudwatch: cloudWatchClient() };
+    const net = await createNetwork(clients.ec2, 1);
+    const owners: Record<string, string> = { unknown: UNKNOWN_INSTANCE };
+    for (const state of ['running', 'stopped', 'terminated'] as const) {
+      owners[state] = (await launchOwners(clients.ec2, FLEET, state))[0];
+    }
+    const base = Date.now();
+    const youngClock = clockAt(10, base);
+    const clock = clockAt(60, base);
+    const ids = new Map<string, string>();
+    const lifecycle: Record<string, string> = {};
+    for (const c of CASES) {
       const id = await createFileSystem(clients.efs, net, {
         fleet: c.fleet === null ? undefined : (c.fleet ?? FLEET),
-        owner,
+        owner: c.owner ? owners[c.owner] : undefined,
         mountTarget: c.mountTarget,
-        markedIdleAt,
+        markedIdleAt:
+          c.markedMinutesAgo === undefined
+            ? undefined
+            : new Date(clock.now() - c.markedMinutesAgo * 60_000).toISOString(),
       });
+      ids.set(c.name, id);
       if (c.connections) await seedConnections(clients.cloudwatch, [id], c.connections, clock.now());
-      if (c.lifecycle) {
-        proxy.addRule({
-          service: 'efs',
-          operation: 'DescribeFileSystems',
-          fault: { kind: 'rewrite', rewrite: withLifecycleState({ [id]: c.lifecycle }) },
-        });
-      }
-      const before = (await describeAll(clients.efs)).get(id)!;
+      if (c.lifecycle) lifecycle[id] = c.lifecycle;
+    }
+    proxy.addRule({
+      service: 'efs',
+      operation: 'DescribeFileSystems',
+      fault: { kind: 'rewrite', rewrite: withLifecycleState(lifecycle) },
+    });
+    const before = await describeAll(clients.efs);
 
+    const settings = reaperSettingsFromFlags({ fleetId: FLEET, dryRun });
+    const observe = async (runClock: typeof clock, cases: Case[]) => {
       const reasons = new Map<string, string>();
-      const report = await reap(clients, reaperSettingsFromFlags({ fleetId: FLEET, dryRun }), {
-        clock,
+      const report = await reap(clients, settings, {
+        clock: runClock,
         onDecision: (d) => reasons.set(d.fileSystemId, d.reason),
       });
+      const after = await describeAll(clients.efs);
+      return cases.map((c): [string, Observed] => {
+        const id = ids.get(c.name)!;
+        return [
+          c.name,
+          {
+            outcomes: outcomesOf(report, id),
+            reason: reasons.get(id),
+            before: before.get(id),
+            after: after.get(id),
+            scanned: report.scanned,
+            markedAt: new Date(runClock.now()).toISOString(),
+          },
+        ];
+      });
+    };
+    const young = CASES.filter((c) => c.ageMinutes !== undefined);
+    const rest = CASES.filter((c) => c.ageMinutes === undefined);
+    return new Map([...(await observe(youngClock, young)), ...(await observe(clock, rest))]);
+  }
 
-      const lists: Record<Outcome, string[]> = {
-        deleted: report.deleted,
-        marked: report.marked,
-        unmarked: report.unmarked,
-        kept: report.kept.map((k) => k.id),
-        failed: report.failed.map((f) => f.id),
-      };
-      const found = (Object.keys(lists) as Outcome[]).filter((k) => lists[k].includes(id));
-      expect(found).toEqual(c.expect === 'absent' ? [] : [c.expect]);
-      expect(report.scanned).toBe(c.expect === 'absent' ? 0 : 1);
-      if (c.reason) expect(reasons.get(id)).toMatch(c.reason);
-      if (c.expect === 'kept') expect(report.kept).toEqual([{ id, reason: reasons.get(id) }]);
+  function outcomesOf(report: ReapReport, id: string): Outcome[] {
+    const lists: Record<Outcome, string[]> = {
+      deleted: report.deleted,
+      marked: report.marked,
+      unmarked: report.unmarked,
+      kept: report.kept.map((k) => k.id),
+      failed: report.failed.map((f) => f.id),
+    };
+    return (Object.keys(lists) as Outcome[]).filter((k) => lists[k].includes(id));
+  }
 
-      const after = (await describeAll(clients.efs)).get(id);
+  describe.each([
+    ['real', false],
+    ['dry-run', true],
+  ] as const)('%s', (_mode, dryRun) => {
+    let observed: Map<string, Observed>;
+    beforeAll(async () => {
+      observed = await runAll(dryRun);
+    }, 120_000);
+
+    it("scans exactly this fleet's file systems", () => {
+      // The young file system was kept by the +10 min run, so the +60 min run sees every candidate.
+      const scanned = observed.get(CASES.find((c) => c.ageMinutes === undefined)!.name)!.scanned;
+      expect(scanned).toBe(CASES.filter((c) => c.expect !== 'absent').length);
+    });
+
+    it.each(CASES.map((c) => [c.name, c] as const))('%s', (name, c) => {
+      const o = observed.get(name)!;
+      expect(o.outcomes).toEqual(c.expect === 'absent' ? [] : [c.expect]);
+      if (c.expect === 'absent') expect(o.reason).toBeUndefined();
+      if (c.reason) expect(o.reason).toMatch(c.reason);
+
       if (dryRun || c.expect === 'absent' || c.expect === 'kept') {
-        expect(after).toBeDefined();
-        expect(tagOf(after, TAG_MARKED_IDLE_AT)).toBe(tagOf(before, TAG_MARKED_IDLE_AT));
-        return;
-      }
-      if (c.expect === 'deleted') expect(after).toBeUndefined();
-      if (c.expect === 'marked')
-        expect(tagOf(after, TAG_MARKED_IDLE_AT)).toBe(new Date(clock.now()).toISOString());
-      if (c.expect === 'unmarked') {
-        expect(after).toBeDefined();
-        expect(tagOf(after, TAG_MARKED_IDLE_AT)).toBeUndefined();
+        expect(o.after).toBeDefined();
+        expect(tagOf(o.after, TAG_MARKED_IDLE_AT)).toBe(tagOf(o.before, TAG_MARKED_IDLE_AT));
+      } else if (c.expect === 'deleted') {
+        expect(o.after).toBeUndefined();
+      } else if (c.expect === 'marked') {
+        expect(tagOf(o.after, TAG_MARKED_IDLE_AT)).toBe(o.markedAt);
+      } else {
+        expect(o.after).toBeDefined();
+        expect(tagOf(o.after, TAG_MARKED_IDLE_AT)).toBeUndefined();
       }
     });
   });

@@ -1,0 +1,75 @@
+/**
+ * `mountfleet reap` as a user runs it: the built bundle (node scripts/bundle.mjs) against the emulator.
+ * moto stamps CreationTime with the real time, so these runs use --grace-minutes 0.
+ */
+import { cloudWatchClient, ec2Client, efsClient } from '../../core/aws';
+import type { ReapReport } from '../../core/reaper/report';
+import { createFileSystem, describeAll, launchOwners, seedConnections } from '../core/reaper/scenario';
+import { runCli } from '../support/cli';
+import { useEmulator } from '../support/emulator';
+import { createNetwork } from '../support/fixtures';
+
+describe('mountfleet reap (bundle, emulator)', () => {
+  useEmulator();
+
+  async function fleet() {
+    const efs = efsClient();
+    const ec2 = ec2Client();
+    const net = await createNetwork(ec2, 1);
+    const [running] = await launchOwners(ec2, 'f1', 'running');
+    const [terminated] = await launchOwners(ec2, 'f1', 'terminated');
+    const orphan = await createFileSystem(efs, net, { fleet: 'f1', owner: terminated, mountTarget: true });
+    const inUse = await createFileSystem(efs, net, { fleet: 'f1', owner: running, mountTarget: true });
+    const otherFleet = await createFileSystem(efs, net, { fleet: 'f2', owner: terminated });
+    await seedConnections(cloudWatchClient(), [inUse], [1], Date.now());
+    return { orphan, inUse, otherFleet };
+  }
+
+  it('--dry-run --json prints the report and changes nothing', async () => {
+    const f = await fleet();
+
+    const r = await runCli(['reap', '--fleet', 'f1', '--dry-run', '--json', '--grace-minutes', '0']);
+
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout) as ReapReport;
+    expect(report).toEqual({
+      fleet: 'f1',
+      dryRun: true,
+      scanned: 2,
+      deleted: [f.orphan],
+      marked: [],
+      unmarked: [],
+      kept: [{ id: f.inUse, reason: expect.stringMatching(/in use/) }],
+      failed: [],
+    });
+    expect(r.stderr).toMatch(new RegExp(`${f.orphan} would be deleted: owner i-[0-9a-f]+ is terminated`));
+    expect(r.stderr).toMatch(/fleet f1 \(dry run\): scanned 2, would delete 1/);
+    expect((await describeAll(efsClient())).size).toBe(3);
+  });
+
+  it('deletes the orphan for real, leaving the rest', async () => {
+    const f = await fleet();
+
+    const r = await runCli([
+      'reap',
+      '--fleet',
+      'f1',
+      '--json',
+      '--grace-minutes',
+      '0',
+      '--max-deletions',
+      '5',
+    ]);
+
+    expect(r.code).toBe(0);
+    expect((JSON.parse(r.stdout) as ReapReport).deleted).toEqual([f.orphan]);
+    expect([...(await describeAll(efsClient())).keys()].sort()).toEqual([f.inUse, f.otherFleet].sort());
+  });
+
+  it('rejects a bad setting naming the flag, with exit status 2', async () => {
+    const r = await runCli(['reap', '--fleet', 'f1', '--idle-window-minutes', '2']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--idle-window-minutes="2": must be at least 5/);
+    expect(r.stdout).toBe('');
+  });
+});

@@ -1,0 +1,103 @@
+/** `mountfleet scratch list` and `scratch delete`: the real CLI bundle (built by scripts/test.sh) against the emulator. */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DescribeFileSystemsCommand, DescribeMountTargetsCommand } from '@aws-sdk/client-efs';
+import { ec2Client, efsClient } from '../../../core/aws';
+import type { ScratchFileSystemSummary } from '../../../core/scratch/inventory';
+import { runCli } from '../../support/cli';
+import { useEmulator } from '../../support/emulator';
+import { createNetwork, createScratchFileSystem, type TestNetwork } from '../../support/fixtures';
+
+const FLEET = 'ops';
+
+describe('mountfleet scratch list / delete', () => {
+  const emu = useEmulator();
+  let net: TestNetwork;
+  let ours: string;
+  let theirs: string;
+  let untagged: string;
+  let configDir: string;
+  const cli = (args: string[], env: NodeJS.ProcessEnv = {}) =>
+    runCli(['scratch', ...args], { env: { AWS_ENDPOINT_URL: emu.endpoint, MOUNTFLEET_CONFIG: '', ...env } });
+
+  beforeAll(() => {
+    configDir = mkdtempSync(join(tmpdir(), 'mf-scratch-ops-'));
+  });
+  afterAll(() => rmSync(configDir, { recursive: true, force: true }));
+  beforeEach(async () => {
+    const efs = efsClient({ maxAttempts: 1 });
+    net = await createNetwork(ec2Client({ maxAttempts: 1 }), 1);
+    ours = await createScratchFileSystem(
+      efs,
+      { fleet: FLEET, owner: 'i-0123456789abcdef0', job: 'render-7', mountTargetSubnet: net.subnets[0] },
+      `mf/${FLEET}/render-7`,
+    );
+    theirs = await createScratchFileSystem(efs, { fleet: 'other', job: 'x' }, 'mf/other/x');
+    untagged = await createScratchFileSystem(efs, {}, 'hand-made');
+  });
+
+  it("lists this fleet's scratch file systems with job, owner, age, state and mount targets", async () => {
+    const json = await cli(['list', '--fleet', FLEET, '--json']);
+    expect(json.code).toBe(0);
+    const out = JSON.parse(json.stdout) as { fleetId: string; fileSystems: ScratchFileSystemSummary[] };
+    expect(out.fleetId).toBe(FLEET);
+    expect(out.fileSystems).toEqual([
+      expect.objectContaining({
+        fileSystemId: ours,
+        job: 'render-7',
+        ownerInstance: 'i-0123456789abcdef0',
+        state: 'available',
+        availabilityZone: net.subnets[0].availabilityZone,
+        mountTargets: 1,
+        ageSeconds: expect.any(Number),
+      }),
+    ]);
+
+    const human = await cli(['list', '--fleet', FLEET]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toBe('');
+    expect(human.stderr).toMatch(/FILE SYSTEM\s+JOB\s+OWNER\s+AGE\s+STATE\s+ZONE\s+MOUNT TARGETS/);
+    expect(human.stderr).toMatch(
+      new RegExp(`${ours}\\s+render-7\\s+i-0123456789abcdef0\\s+\\d+s\\s+available\\s+us-east-1a\\s+1`),
+    );
+  });
+
+  it('takes the fleet from agent.json, and says what is missing without one', async () => {
+    const config = join(configDir, 'agent.json');
+    writeFileSync(config, JSON.stringify({ version: 1, fleetId: FLEET, region: 'us-east-1' }));
+    const listed = await cli(['list', '--json'], { MOUNTFLEET_CONFIG: config });
+    expect(
+      JSON.parse(listed.stdout).fileSystems.map((f: ScratchFileSystemSummary) => f.fileSystemId),
+    ).toEqual([ours]);
+
+    const unconfigured = await cli(['list']);
+    expect(unconfigured.code).toBe(2);
+    expect(unconfigured.stderr).toContain('no fleet: pass --fleet ID');
+  });
+
+  it("refuses to delete a file system not tagged with this fleet, and deletes this fleet's with its mount target", async () => {
+    const efs = efsClient({ maxAttempts: 1 });
+    const foreign = await cli(['delete', theirs, '--fleet', FLEET]);
+    expect(foreign.code).toBe(2);
+    expect(foreign.stderr).toContain(`${theirs} belongs to fleet other, not ${FLEET}: refusing to delete it`);
+    const handMade = await cli(['delete', untagged, '--fleet', FLEET]);
+    expect(handMade.code).toBe(2);
+    expect(handMade.stderr).toContain('is not a mountfleet scratch file system');
+
+    const deleted = await cli(['delete', ours, '--fleet', FLEET, '--json']);
+    expect(deleted.code).toBe(0);
+    expect(JSON.parse(deleted.stdout)).toEqual({
+      fileSystemId: ours,
+      status: 'deleted',
+      mountTargetsDeleted: 1,
+    });
+    const left = (await efs.send(new DescribeFileSystemsCommand({}))).FileSystems!.map((f) => f.FileSystemId);
+    expect(left.sort()).toEqual([theirs, untagged].sort());
+    await expect(efs.send(new DescribeMountTargetsCommand({ FileSystemId: ours }))).rejects.toThrow();
+
+    const again = await cli(['delete', ours, '--fleet', FLEET]);
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain('does not exist (already deleted)');
+  });
+});

@@ -1,0 +1,154 @@
+/**
+ * The event fast path and the batched read path, counted by the fault proxy. The proxy also plays EC2's
+ * real limit that moto does not enforce: more than 200 values in one filter is FilterLimitExceeded.
+ */
+import { CreateFileSystemCommand } from '@aws-sdk/client-efs';
+import { cloudWatchClient, ec2Client, efsClient } from '../../../core/aws';
+import { listFleetFileSystems, lookupOwners, readConnections } from '../../../core/reaper/evidence';
+import { reap, type ReaperClients } from '../../../core/reaper/reaper';
+import { reaperSettingsFromFlags } from '../../../core/reaper/settings';
+import { useEmulator } from '../../support/emulator';
+import { FaultProxy, type RequestInfo } from '../../support/fault-proxy';
+import { createNetwork } from '../../support/fixtures';
+import {
+  UNKNOWN_INSTANCE,
+  clockAt,
+  createFileSystem,
+  describeAll,
+  launchOwners,
+  seedConnections,
+} from './scenario';
+
+/** The largest `Filter.N.Value.M` index in an EC2 query request. */
+function filterValues(request: RequestInfo): number {
+  const indexes = [...(request.body ?? '').matchAll(/Filter\.\d+\.Value\.(\d+)=/g)].map((m) => Number(m[1]));
+  return Math.max(0, ...indexes);
+}
+
+describe('reaper reads and the event fast path (emulator + fault proxy)', () => {
+  const emu = useEmulator();
+  let proxy: FaultProxy;
+  const clients = (): ReaperClients => ({
+    efs: efsClient(),
+    ec2: ec2Client(),
+    cloudwatch: cloudWatchClient(),
+  });
+
+  beforeAll(async () => {
+    proxy = await FaultProxy.start({ target: emu.endpoint });
+    process.env.AWS_ENDPOINT_URL = proxy.endpoint;
+  });
+  beforeEach(() => {
+    proxy.clear();
+    proxy.addRule({
+      service: 'ec2',
+      operation: 'DescribeInstances',
+      match: (r) => filterValues(r) > 200,
+      fault: {
+        kind: 'error',
+        status: 400,
+        code: 'FilterLimitExceeded',
+        message: 'The maximum number of filter values specified on a single call is 200',
+      },
+    });
+  });
+  afterAll(() => proxy.stop());
+
+  it('fast path: reaps only the named instance’s file systems, on the event’s evidence, with the same vetoes', async () => {
+    const c = clients();
+    const net = await createNetwork(c.ec2, 1);
+    // A Spot interruption warning arrives while the instance still runs.
+    const [interrupted] = await launchOwners(c.ec2, 'f1', 'running');
+    const [otherGone] = await launchOwners(c.ec2, 'f1', 'terminated');
+    const clock = clockAt(60);
+    const idle = await createFileSystem(c.efs, net, { fleet: 'f1', owner: interrupted, mountTarget: true });
+    const busy = await createFileSystem(c.efs, net, { fleet: 'f1', owner: interrupted, mountTarget: true });
+    const otherOwner = await createFileSystem(c.efs, net, {
+      fleet: 'f1',
+      owner: otherGone,
+      mountTarget: true,
+    });
+    const otherFleet = await createFileSystem(c.efs, net, { fleet: 'f2', owner: interrupted });
+    await seedConnections(c.cloudwatch, [busy], [1], clock.now());
+    proxy.resetStats();
+
+    const report = await reap(c, reaperSettingsFromFlags({ fleetId: 'f1' }), {
+      clock,
+      goneInstance: { instanceId: interrupted, cause: 'Spot interruption warning (terminate)' },
+    });
+
+    expect(report).toMatchObject({ scanned: 2, deleted: [idle], failed: [] });
+    expect(report.kept).toEqual([{ id: busy, reason: expect.stringMatching(/in use/) }]);
+    expect(proxy.count('ec2', 'DescribeInstances')).toBe(0);
+    const left = await describeAll(c.efs);
+    expect([...left.keys()].sort()).toEqual([busy, otherOwner, otherFleet].sort());
+  });
+
+  it('lists file systems in pages of 100', async () => {
+    const c = clients();
+    const pageSizes: (string | null)[] = [];
+    proxy.addRule({
+      service: 'efs',
+      operation: 'DescribeFileSystems',
+      // Observes only: the rule never fires.
+      match: (r) => {
+        pageSizes.push(r.query.get('MaxItems'));
+        return false;
+      },
+      fault: { kind: 'delay', ms: 0 },
+    });
+    for (const [i, fleet] of ['f1', 'f1', 'f2'].entries()) {
+      await c.efs.send(
+        new CreateFileSystemCommand({
+          CreationToken: `page-${i}`,
+          Tags: [{ Key: 'mountfleet:fleet', Value: fleet }],
+        }),
+      );
+    }
+    expect(await listFleetFileSystems(c.efs, 'f1')).toHaveLength(2);
+    expect(pageSizes).toEqual(['100']);
+  });
+
+  it('reads connections for 501 file systems in two GetMetricData calls', async () => {
+    const ids = Array.from({ length: 501 }, (_, i) => `fs-${i.toString(16).padStart(8, '0')}`);
+    const end = Date.now();
+    await seedConnections(cloudWatchClient(), [ids[0]], [2], end, 5);
+    await seedConnections(cloudWatchClient(), [ids[500]], [0, 0], end, 5);
+    proxy.resetStats();
+
+    const read = await readConnections(cloudWatchClient(), ids, {
+      start: new Date(end - 30 * 60_000),
+      end: new Date(end),
+    });
+
+    expect(proxy.count('cloudwatch', 'GetMetricData')).toBe(2);
+    expect(read.get(ids[0])).toEqual({ kind: 'in-use', connections: 2 });
+    expect(read.get(ids[500])).toEqual({ kind: 'idle' });
+    expect(read.get(ids[250])).toEqual({ kind: 'no-data' });
+  });
+
+  it('looks up 250 owners in two DescribeInstances calls without exceeding 200 filter values', async () => {
+    const ec2 = ec2Client();
+    const fleet = await launchOwners(ec2, 'f1', 'running', 205);
+    const terminated = await launchOwners(ec2, 'f1', 'terminated', 3);
+    const untagged = await launchOwners(ec2, 'other', 'running', 2); // owners that lack this fleet's tag
+    const unknown = Array.from({ length: 40 }, (_, i) => `i-0${i.toString(16).padStart(16, '0')}`);
+    proxy.resetStats();
+
+    const owners = await lookupOwners(ec2, 'f1', [...fleet, ...terminated, ...untagged, ...unknown]);
+
+    expect(proxy.count('ec2', 'DescribeInstances')).toBe(2);
+    expect(proxy.stats().byOperation['ec2:DescribeInstances'].faulted).toBe(0);
+    for (const id of [...fleet, ...untagged])
+      expect(owners.get(id)).toEqual({ kind: 'present', state: 'running' });
+    for (const id of terminated) expect(owners.get(id)).toEqual({ kind: 'gone', detail: 'is terminated' });
+    for (const id of unknown) expect(owners.get(id)?.kind).toBe('gone');
+  });
+
+  it('never takes a failed owner lookup for a gone owner', async () => {
+    const ec2 = ec2Client({ maxAttempts: 1 });
+    proxy.addRule({ service: 'ec2', operation: 'DescribeInstances', fault: { kind: '5xx', status: 503 } });
+    const owners = await lookupOwners(ec2, 'f1', [UNKNOWN_INSTANCE]);
+    expect(owners.get(UNKNOWN_INSTANCE)).toMatchObject({ kind: 'lookup-failed' });
+  });
+});

@@ -1,0 +1,115 @@
+/**
+ * Throttling and server errors on every operation of every service (deterministic, seeded): the reaper may
+ * fail to finish, but never deletes what it should keep; once the faults stop, two runs clear every orphan.
+ */
+import { cloudWatchClient, ec2Client, efsClient } from '../../../core/aws';
+import { reap, type ReaperClients } from '../../../core/reaper/reaper';
+import type { ReapReport } from '../../../core/reaper/report';
+import { reaperSettingsFromFlags } from '../../../core/reaper/settings';
+import { useEmulator } from '../../support/emulator';
+import { FaultProxy } from '../../support/fault-proxy';
+import { createNetwork } from '../../support/fixtures';
+import {
+  UNKNOWN_INSTANCE,
+  clockAt,
+  createFileSystem,
+  describeAll,
+  launchOwners,
+  seedConnections,
+} from './scenario';
+
+/** mulberry32: a small seeded PRNG so the fault pattern is the same on every run. */
+function seeded(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('reap under throttling and 5xx (emulator + fault proxy)', () => {
+  const emu = useEmulator();
+  let proxy: FaultProxy;
+
+  beforeAll(async () => {
+    proxy = await FaultProxy.start({ target: emu.endpoint, random: seeded(42) });
+    process.env.AWS_ENDPOINT_URL = proxy.endpoint;
+  });
+  afterAll(() => proxy.stop());
+
+  it('deletes nothing it should keep, and every orphan is gone two runs after the faults stop', async () => {
+    const setup: ReaperClients = { efs: efsClient(), ec2: ec2Client(), cloudwatch: cloudWatchClient() };
+    const net = await createNetwork(setup.ec2, 1);
+    const [running] = await launchOwners(setup.ec2, 'f1', 'running');
+    const [terminated] = await launchOwners(setup.ec2, 'f1', 'terminated');
+    const clock = clockAt(60);
+    const fs = (spec: Parameters<typeof createFileSystem>[2]) => createFileSystem(setup.efs, net, spec);
+
+    const keep = {
+      inUseOwnerGone: await fs({ fleet: 'f1', owner: terminated, mountTarget: true }),
+      ownerRunningNoData: await fs({ fleet: 'f1', owner: running, mountTarget: true }),
+      otherFleet: await fs({ fleet: 'f2', owner: terminated }),
+    };
+    const orphans = {
+      ownerTerminated: await fs({ fleet: 'f1', owner: terminated, mountTarget: true }),
+      noMountTarget: await fs({ fleet: 'f1', owner: running }),
+      ownerUnknown: await fs({ fleet: 'f1', owner: UNKNOWN_INSTANCE, mountTarget: true }),
+      idleTwoPhase: await fs({ fleet: 'f1', owner: running, mountTarget: true }),
+    };
+    // One datapoint a minute for the hour around the runs, so both runs' windows see the same picture.
+    const hour = (value: number) => Array.from({ length: 60 }, () => value);
+    await seedConnections(setup.cloudwatch, [keep.inUseOwnerGone], hour(1), clock.now(), -25);
+    await seedConnections(
+      setup.cloudwatch,
+      [orphans.ownerUnknown, orphans.idleTwoPhase],
+      hour(0),
+      clock.now(),
+      -25,
+    );
+
+    // Fresh clients for the reaper: their adaptive retry state starts clean, as in a new Lambda container.
+    const clients: ReaperClients = { efs: efsClient(), ec2: ec2Client(), cloudwatch: cloudWatchClient() };
+    const settings = reaperSettingsFromFlags({ fleetId: 'f1' });
+    // Every read operation fails at least once for sure; then a random 52% of all requests fail.
+    for (const [service, operation] of [
+      ['efs', 'DescribeFileSystems'],
+      ['cloudwatch', 'GetMetricData'],
+      ['ec2', 'DescribeInstances'],
+    ]) {
+      proxy.addRule({ service, operation, fault: { kind: '5xx', status: 503 }, times: 1 });
+    }
+    proxy.addRule({ service: '*', fault: { kind: 'throttle' }, probability: 0.3 });
+    proxy.addRule({ service: '*', fault: { kind: '5xx', status: 500 }, probability: 0.2 });
+    proxy.addRule({ service: '*', fault: { kind: '5xx', status: 503 }, probability: 0.1 });
+    proxy.resetStats();
+
+    let faulty: ReapReport | Error;
+    try {
+      faulty = await reap(clients, settings, { clock, concurrency: 4 });
+    } catch (err) {
+      faulty = err as Error; // listing itself gave up: the run fails, having touched nothing
+    }
+    const faultStats = proxy.stats();
+    proxy.clear();
+
+    expect(faultStats.total.faulted).toBeGreaterThan(10);
+    for (const service of ['efs', 'ec2', 'cloudwatch'])
+      expect(faultStats.byService[service]?.faulted).toBeGreaterThan(0);
+    let left = await describeAll(setup.efs);
+    for (const id of Object.values(keep)) expect(left.has(id)).toBe(true);
+    if (!(faulty instanceof Error)) {
+      expect(faulty.deleted).not.toEqual(expect.arrayContaining([keep.inUseOwnerGone]));
+    }
+
+    await reap(clients, settings, { clock });
+    clock.advance(settings.idleWindowMinutes);
+    const last = await reap(clients, settings, { clock });
+
+    left = await describeAll(setup.efs);
+    for (const id of Object.values(orphans)) expect(left.has(id)).toBe(false);
+    for (const id of Object.values(keep)) expect(left.has(id)).toBe(true);
+    expect(last.failed).toEqual([]);
+  });
+});

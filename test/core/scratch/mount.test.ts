@@ -1,0 +1,80 @@
+/** Mount helper invocation and unmounting, with real tmpfs mounts in a temp dir (we run as root). */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isMounted, mountCommand, mountFileSystem, MountError, unmount } from '../../../core/scratch/mount';
+import { MOUNT_HELPER_STANDIN } from '../../agent/scratch/harness';
+
+describe('scratch mounts', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'mf-mount-'));
+  });
+  afterEach(() => {
+    spawnSync('umount', ['-l', join(dir, 'm')]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('calls the helper like mount.efs, and the system mount as `mount -t efs` by default', () => {
+    const request = { fileSystemId: 'fs-12345678', path: '/mnt/scratch', mountTargetIp: '10.0.1.7' };
+    expect(mountCommand({ ...request, helper: '/opt/mount.efs' })).toEqual([
+      '/opt/mount.efs',
+      ['fs-12345678:/', '/mnt/scratch', '-o', 'tls,mounttargetip=10.0.1.7,noresvport'],
+    ]);
+    expect(mountCommand(request)).toEqual([
+      'mount',
+      ['-t', 'efs', '-o', 'tls,mounttargetip=10.0.1.7,noresvport', 'fs-12345678:/', '/mnt/scratch'],
+    ]);
+  });
+
+  it('reads mount points from mountinfo, escapes included', () => {
+    const info = join(dir, 'mountinfo');
+    writeFileSync(info, '42 27 0:39 / /tmp/with\\040space rw,relatime - tmpfs x rw\n');
+    expect(isMounted('/tmp/with space', info)).toBe(true);
+    expect(isMounted('/tmp/with', info)).toBe(false);
+  });
+
+  it('mounts through the stand-in helper, unmounts, and detaches lazily when busy', async () => {
+    const path = join(dir, 'm');
+    mkdirSync(path);
+    await mountFileSystem({
+      fileSystemId: 'fs-12345678',
+      path,
+      mountTargetIp: '10.0.0.4',
+      helper: MOUNT_HELPER_STANDIN,
+    });
+    expect(isMounted(path)).toBe(true);
+    expect(await unmount(path)).toBe('unmounted');
+    expect(await unmount(path)).toBe('not-mounted');
+
+    await mountFileSystem({
+      fileSystemId: 'fs-12345678',
+      path,
+      mountTargetIp: '10.0.0.4',
+      helper: MOUNT_HELPER_STANDIN,
+    });
+    const holder = spawn('sleep', ['30'], { cwd: path }); // keeps the mount busy
+    try {
+      expect(await unmount(path)).toBe('lazy');
+      expect(isMounted(path)).toBe(false);
+    } finally {
+      holder.kill('SIGKILL');
+    }
+  });
+
+  it('reports what the helper said when it refuses', async () => {
+    await expect(
+      mountFileSystem({
+        fileSystemId: 'fs-12345678',
+        path: join(dir, 'absent'),
+        mountTargetIp: '10.0.0.4',
+        helper: MOUNT_HELPER_STANDIN,
+      }),
+    ).rejects.toThrow(
+      new MountError(
+        `${MOUNT_HELPER_STANDIN} fs-12345678:/ ${join(dir, 'absent')} -o tls,mounttargetip=10.0.0.4,noresvport failed: mount.efs-standin: mount point ${join(dir, 'absent')} does not exist or is not a directory`,
+      ),
+    );
+  });
+});

@@ -1,0 +1,166 @@
+/**
+ * The reaper Lambda handler, invoked directly against the emulator (moto's Lambda cannot run it) with a
+ * stand-in context. Checks the report it returns, the EMF metrics and the one log line per decision.
+ */
+import { cloudWatchClient, ec2Client, efsClient } from '../../core/aws';
+import { useEmulator } from '../support/emulator';
+import { createNetwork } from '../support/fixtures';
+import { createFileSystem, describeAll, launchOwners, seedConnections } from '../core/reaper/scenario';
+
+type Handler = typeof import('../../lambda/reaper/index').handler;
+
+const ENV = {
+  MOUNTFLEET_FLEET_ID: 'f1',
+  MOUNTFLEET_DRY_RUN: 'false',
+  // moto stamps CreationTime with the real time: no grace period, so the handler's real clock can act.
+  MOUNTFLEET_GRACE_MINUTES: '0',
+  MOUNTFLEET_IDLE_WINDOW_MINUTES: '30',
+  MOUNTFLEET_METRIC_LAG_MINUTES: '5',
+  MOUNTFLEET_MAX_DELETIONS_PER_RUN: '100',
+  MOUNTFLEET_DEADLINE_MARGIN_SECONDS: '60',
+};
+
+const context = (remainingMs = 600_000) => ({ getRemainingTimeInMillis: () => remainingMs });
+
+describe('reaper Lambda handler (emulator)', () => {
+  useEmulator();
+  let handler: Handler;
+  let stdout: string[];
+  let writeSpy: jest.SpyInstance;
+
+  beforeAll(() => {
+    Object.assign(process.env, ENV);
+    // The handler builds its clients at module load, as in a Lambda container: load it once the
+    // emulator's endpoint is in the environment.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    handler = (require('../../lambda/reaper/index') as { handler: Handler }).handler;
+  });
+  beforeEach(() => {
+    Object.assign(process.env, ENV);
+    stdout = [];
+    writeSpy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      stdout.push(String(chunk));
+      return true;
+    });
+  });
+  afterEach(() => writeSpy.mockRestore());
+  afterAll(() => {
+    for (const key of Object.keys(ENV)) delete process.env[key];
+  });
+
+  const jsonLines = () =>
+    stdout
+      .join('')
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+  async function fleetWithOrphans() {
+    const efs = efsClient();
+    const ec2 = ec2Client();
+    const net = await createNetwork(ec2, 1);
+    const [running] = await launchOwners(ec2, 'f1', 'running');
+    const [terminated] = await launchOwners(ec2, 'f1', 'terminated');
+    const orphan = await createFileSystem(efs, net, { fleet: 'f1', owner: terminated, mountTarget: true });
+    const inUse = await createFileSystem(efs, net, { fleet: 'f1', owner: running, mountTarget: true });
+    const idle = await createFileSystem(efs, net, {
+      fleet: 'f1',
+      owner: running,
+      mountTarget: true,
+    });
+    await seedConnections(cloudWatchClient(), [inUse], [1, 1], Date.now());
+    await seedConnections(cloudWatchClient(), [idle], [0, 0], Date.now());
+    return { running, terminated, orphan, inUse, idle };
+  }
+
+  it('scheduled event: returns the report, logs each decision, publishes EMF counts with the Fleet dimension', async () => {
+    const f = await fleetWithOrphans();
+
+    const report = await handler(
+      { 'detail-type': 'Scheduled Event', source: 'aws.events', detail: {} },
+      context(),
+    );
+
+    expect(report).toMatchObject({ fleet: 'f1', dryRun: false, scanned: 3, deleted: [f.orphan], failed: [] });
+    expect((await describeAll(efsClient())).has(f.orphan)).toBe(false);
+    const lines = jsonLines();
+    const decisions = lines.filter((l) => l.message === 'decision');
+    expect(decisions.map((d) => d.fileSystemId).sort()).toEqual([f.orphan, f.inUse, f.idle].sort());
+    expect(decisions.find((d) => d.fileSystemId === f.orphan)).toMatchObject({
+      level: 'INFO',
+      outcome: 'deleted',
+      fleet: 'f1',
+      trigger: 'schedule',
+      reason: expect.stringMatching(/terminated/),
+    });
+    const emf = lines.find((l) => l._aws !== undefined) as {
+      _aws: {
+        CloudWatchMetrics: {
+          Namespace: string;
+          Dimensions: string[][];
+          Metrics: { Name: string; Unit: string }[];
+        }[];
+      };
+      [metric: string]: unknown;
+    };
+    expect(emf._aws.CloudWatchMetrics[0].Namespace).toBe('Mountfleet');
+    expect(emf._aws.CloudWatchMetrics[0].Dimensions).toEqual([['Fleet']]);
+    expect(emf._aws.CloudWatchMetrics[0].Metrics.map((m) => m.Name).sort()).toEqual(
+      ['Deleted', 'Failed', 'Kept', 'Marked', 'Scanned', 'Unmarked'].sort(),
+    );
+    expect(emf).toMatchObject({
+      Fleet: 'f1',
+      Scanned: 3,
+      Deleted: 1,
+      Kept: 1,
+      Marked: 1,
+      Unmarked: 0,
+      Failed: 0,
+    });
+  });
+
+  it('state-change event (terminated): reaps that instance’s file systems only', async () => {
+    const f = await fleetWithOrphans();
+
+    const report = await handler(
+      {
+        'detail-type': 'EC2 Instance State-change Notification',
+        source: 'aws.ec2',
+        detail: { 'instance-id': f.running, state: 'terminated' },
+      },
+      context(),
+    );
+
+    // The event is the owner evidence; the connection veto still holds for the busy one.
+    expect(report).toMatchObject({ scanned: 2, deleted: [f.idle], kept: [{ id: f.inUse }] });
+    expect((await describeAll(efsClient())).has(f.orphan)).toBe(true);
+  });
+
+  it('ignores events that do not mean an instance is going', async () => {
+    const result = await handler(
+      {
+        'detail-type': 'EC2 Spot Instance Interruption Warning',
+        detail: { 'instance-id': 'i-0123456789abcdef0', 'instance-action': 'stop' },
+      },
+      context(),
+    );
+    expect(result).toEqual({ ignored: expect.stringMatching(/will resume/) });
+  });
+
+  it('starts no deletion when less than the deadline margin remains', async () => {
+    const f = await fleetWithOrphans();
+
+    const report = await handler({ 'detail-type': 'Scheduled Event' }, context(30_000));
+
+    expect(report).toMatchObject({ deleted: [], marked: [] });
+    expect('kept' in report && report.kept.find((k) => k.id === f.orphan)?.reason).toMatch(/out of time/);
+    expect((await describeAll(efsClient())).has(f.orphan)).toBe(true);
+  });
+
+  it('fails with a message naming the bad variable', async () => {
+    process.env.MOUNTFLEET_IDLE_WINDOW_MINUTES = 'half an hour';
+    await expect(handler({}, context())).rejects.toThrow(
+      /MOUNTFLEET_IDLE_WINDOW_MINUTES="half an hour": must be a number/,
+    );
+  });
+});
