@@ -5,7 +5,8 @@
  * decision depends on evidence not read yet, so the caller reads metrics only for file systems that could
  * be touched and looks up owners only for those that metrics did not already settle. The rules, in order:
  *
- * 1. settling lifecycle states (creating, updating, deleting, deleted) and young file systems are kept;
+ * 1. settling lifecycle states (creating, updating, deleting, deleted) and young file systems are kept —
+ *    unless a state-change event confirms the owner has ended, when nothing can be setting them up;
  * 2. any client connection in the window vetoes everything (and clears an idle mark); unreadable metrics
  *    also keep the file system, because a live mount cannot be ruled out;
  * 3. strong evidence deletes: lifecycle `error`, no mount target, owner gone (terminated, shutting down,
@@ -48,13 +49,24 @@ export interface Evidence {
   readonly owner?: OwnerEvidence;
 }
 
+export interface GoneInstance {
+  readonly instanceId: string;
+  readonly cause: string;
+  /**
+   * True when the instance has stopped running for good (state-change to shutting-down/terminated), false
+   * for a warning ahead of it. Only a confirmed end lifts the grace period: nothing can be setting up or
+   * using a scratch file system whose only user is gone, while a warned instance still runs its job.
+   */
+  readonly confirmed: boolean;
+}
+
 export interface DecisionContext {
   /** Epoch milliseconds. */
   readonly now: number;
   readonly graceMinutes: number;
   readonly idleWindowMinutes: number;
   /** The instance an interruption or termination event named: its going is the owner evidence. */
-  readonly goneInstance?: { readonly instanceId: string; readonly cause: string };
+  readonly goneInstance?: GoneInstance;
 }
 
 export type Action = 'delete' | 'mark' | 'unmark' | 'keep';
@@ -101,7 +113,11 @@ export function decide(fs: FileSystemFacts, evidence: Evidence, ctx: DecisionCon
     return keep(`lifecycle state ${fs.lifeCycleState}: not one the reaper acts on`);
   }
   const ageMinutes = minutesBetween(fs.createdAt, ctx.now);
-  if (ctx.now - fs.createdAt < ctx.graceMinutes * MINUTE) {
+  const ownerConfirmedGone =
+    fs.ownerInstanceId !== undefined &&
+    ctx.goneInstance?.confirmed === true &&
+    ctx.goneInstance.instanceId === fs.ownerInstanceId;
+  if (ctx.now - fs.createdAt < ctx.graceMinutes * MINUTE && !ownerConfirmedGone) {
     return keep(`young: created ${ageMinutes} min ago, grace period ${ctx.graceMinutes} min`);
   }
 

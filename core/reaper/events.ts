@@ -6,7 +6,13 @@ import { INSTANCE_ID_PATTERN } from './decide';
 
 export type ReaperTrigger =
   | { readonly kind: 'schedule' }
-  | { readonly kind: 'instance-gone'; readonly instanceId: string; readonly cause: string }
+  | {
+      readonly kind: 'instance-gone';
+      readonly instanceId: string;
+      readonly cause: string;
+      /** The instance has stopped running for good (not a warning ahead of it). */
+      readonly confirmed: boolean;
+    }
   | { readonly kind: 'ignored'; readonly reason: string };
 
 interface EventShape {
@@ -36,7 +42,13 @@ export function parseReaperEvent(event: unknown): ReaperTrigger {
           reason: `interruption action ${String(action)}: ${instanceId} will resume`,
         };
       }
-      return { kind: 'instance-gone', instanceId, cause: 'Spot interruption warning (terminate)' };
+      // A warning: the instance runs for two more minutes, and its job may still be writing to scratch.
+      return {
+        kind: 'instance-gone',
+        instanceId,
+        cause: 'Spot interruption warning (terminate)',
+        confirmed: false,
+      };
     }
     case 'EC2 Instance State-change Notification': {
       if (!validInstance)
@@ -44,7 +56,12 @@ export function parseReaperEvent(event: unknown): ReaperTrigger {
       const state = String(e.detail?.state);
       if (!GONE_STATES.has(state))
         return { kind: 'ignored', reason: `${instanceId} is ${state}: not going away` };
-      return { kind: 'instance-gone', instanceId, cause: `state-change notification (${state})` };
+      return {
+        kind: 'instance-gone',
+        instanceId,
+        cause: `state-change notification (${state})`,
+        confirmed: true,
+      };
     }
     default:
       return { kind: 'ignored', reason: `unhandled event type ${JSON.stringify(type)}` };

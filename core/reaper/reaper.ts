@@ -25,6 +25,7 @@ import {
   type Decision,
   type DecisionContext,
   type FileSystemFacts,
+  type GoneInstance,
   type Need,
   type OwnerEvidence,
 } from './decide';
@@ -52,7 +53,7 @@ export interface DecisionRecord {
 export interface ReapOptions {
   readonly clock?: Clock;
   /** Event fast path: only this instance's file systems are considered, and its going is the owner evidence. */
-  readonly goneInstance?: { readonly instanceId: string; readonly cause: string };
+  readonly goneInstance?: GoneInstance;
   /** Time left for the run (Lambda: context.getRemainingTimeInMillis); unlimited when unset. */
   readonly remainingTimeMs?: () => number;
   /** File systems acted on at once. @default 4 */

@@ -27,13 +27,25 @@ export class Cleanups {
     return this.running;
   }
 
-  /** On SIGINT/SIGTERM: clean up, then exit with 128 + signal number. */
-  onSignals(log: (message: string) => void): void {
+  /**
+   * On SIGINT/SIGTERM: tell the caller (so it starts nothing new), clean up, exit with 128 + signal.
+   * Ctrl-C reaches every process of the foreground group (npx, tsx, node), so the signal often arrives
+   * twice: later ones must not interrupt the cleanup.
+   */
+  onSignals(
+    log: (message: string) => void,
+    onSignal: (signal: NodeJS.Signals) => void,
+    exit: (code: number) => never,
+  ): void {
+    let stopping = false;
     const handler = (signal: NodeJS.Signals) => {
+      if (stopping) return;
+      stopping = true;
+      onSignal(signal);
       log(`${signal} received: stopping everything the sandbox started`);
-      void this.runAll(log).then(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+      void this.runAll(log).then(() => exit(signal === 'SIGINT' ? 130 : 143));
     };
-    process.once('SIGINT', handler);
-    process.once('SIGTERM', handler);
+    process.on('SIGINT', handler);
+    process.on('SIGTERM', handler);
   }
 }

@@ -27,6 +27,7 @@ import { GetFunctionConfigurationCommand, LambdaClient } from '@aws-sdk/client-l
 import { clientConfig, ec2Client, efsClient } from '../../core/aws';
 import { TAG_FLEET, TAG_JOB } from '../../core/tags';
 import { emulatorEnv, runCdk } from '../../test/support/cdk-cli';
+import { runCli } from '../../test/support/cli';
 import { ImdsStandIn } from '../../test/support/imds';
 import { MotoServer, REPO_ROOT } from '../../test/support/moto';
 import { Cleanups } from './cleanup';
@@ -118,7 +119,9 @@ function startJob(job: Job, env: NodeJS.ProcessEnv, script: string): RunningJob 
       // already gone
     }
   };
-  return {
+  let exited = false;
+  void done.then(() => (exited = true));
+  const job_: RunningJob = {
     child,
     done,
     output: () => output,
@@ -127,6 +130,15 @@ function startJob(job: Job, env: NodeJS.ProcessEnv, script: string): RunningJob 
       if (existsSync(pidFile)) killGroup(Number(readFileSync(pidFile, 'utf8').trim()));
     },
   };
+  // Interrupted or failed: let the agent tear its scratch down (SIGTERM), then make sure nothing is left.
+  cleanups.add(`stop job ${job.id}`, async () => {
+    if (!exited) {
+      child.kill('SIGTERM');
+      await Promise.race([done, new Promise((r) => setTimeout(r, 30_000))]);
+    }
+    job_.killAll();
+  });
+  return job_;
 }
 
 async function waitFor<T>(
@@ -240,6 +252,16 @@ async function agentConfigFromUserData(launchTemplateId: string): Promise<unknow
   return JSON.parse(m[1]);
 }
 
+/** Detaches every mount below `dir` (deepest first), so the directory can be removed. */
+function unmountUnder(dir: string): void {
+  const mountPoints = readFileSync('/proc/self/mounts', 'utf8')
+    .split('\n')
+    .map((line) => line.split(' ')[1])
+    .filter((m) => m?.startsWith(`${dir}/`))
+    .sort((a, b) => b.length - a.length);
+  for (const m of mountPoints) spawnSync('umount', ['-l', m]);
+}
+
 /** What instance loss does to a killed job's mount: it goes away with the machine. */
 function releaseOrphanedMounts(fileSystemId: string | undefined, mountLog: string): void {
   if (!fileSystemId) return;
@@ -249,8 +271,29 @@ function releaseOrphanedMounts(fileSystemId: string | undefined, mountLog: strin
   }
 }
 
+/** The events EventBridge delivers to the reaper: its schedule, and an instance state change. */
+function scheduledEvent(): Record<string, unknown> {
+  return {
+    'detail-type': 'Scheduled Event',
+    source: 'aws.events',
+    region: REGION,
+    account: ACCOUNT,
+    detail: {},
+  };
+}
+
+function terminatedEvent(instanceId: string): Record<string, unknown> {
+  return {
+    'detail-type': 'EC2 Instance State-change Notification',
+    source: 'aws.ec2',
+    region: REGION,
+    account: ACCOUNT,
+    detail: { 'instance-id': instanceId, state: 'terminated' },
+  };
+}
+
 /** Loads the reaper bundle that was deployed and calls its handler with the deployed function's settings. */
-async function invokeReaper(functionName: string): Promise<ReaperReport> {
+async function invokeReaper(functionName: string, event: Record<string, unknown>): Promise<ReaperReport> {
   const lambda = new LambdaClient(clientConfig());
   const fn = await lambda.send(new GetFunctionConfigurationCommand({ FunctionName: functionName }));
   Object.assign(process.env, fn.Environment?.Variables ?? {});
@@ -266,14 +309,6 @@ async function invokeReaper(functionName: string): Promise<ReaperReport> {
     awsRequestId: 'sandbox-invocation',
     getRemainingTimeInMillis: () => deadline - Date.now(),
   };
-  const event = {
-    'detail-type': 'Scheduled Event',
-    source: 'aws.events',
-    time: new Date().toISOString(),
-    region: REGION,
-    account: ACCOUNT,
-    detail: {},
-  };
   // The handler logs one JSON line per decision to stdout, as in Lambda; here stdout is the report's.
   const write = process.stdout.write.bind(process.stdout);
   process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
@@ -285,9 +320,19 @@ async function invokeReaper(functionName: string): Promise<ReaperReport> {
 }
 
 async function main(): Promise<number> {
-  cleanups.onSignals(log);
+  cleanups.onSignals(
+    log,
+    (signal) => progress.abort(`${signal} received`),
+    (code) => {
+      printReport(code);
+      process.exit(code);
+    },
+  );
   const work = mkdtempSync(join(tmpdir(), 'mountfleet-sandbox-'));
-  cleanups.add('remove work directory', () => rmSync(work, { recursive: true, force: true }));
+  cleanups.add('remove work directory', () => {
+    unmountUnder(work);
+    rmSync(work, { recursive: true, force: true });
+  });
 
   const moto = await progress.step(
     'Start the AWS emulator (moto) on loopback',
@@ -396,7 +441,6 @@ async function main(): Promise<number> {
   // Job 4 (started now, checked later): still running on instance 3 while the reaper runs.
   const busy: Job = { id: 'demo-in-use', instanceId: instances[2].instanceId, outcome: '' };
   const busyRun = startJob(busy, instanceEnv(2), 'echo running > "$MOUNTFLEET_SCRATCH/state"; sleep 600');
-  cleanups.add('stop job 4', () => busyRun.killAll());
 
   // Job 2: the agent is SIGKILLed mid-run, then its instance is lost: nothing can tear down.
   const killed: Job = { id: 'demo-killed', instanceId: instances[0].instanceId, outcome: '' };
@@ -441,17 +485,39 @@ async function main(): Promise<number> {
   );
   jobs.push(busy);
 
-  // 4. The deployed reaper's handler code, with the deployed function's settings.
-  const reaperReport = await progress.step(
-    "Run the deployed reaper's handler against the emulator",
-    () => invokeReaper(outputs.ReaperFunctionName),
-    (r) => `deleted ${r.deleted.length}, kept ${r.kept.length}, failed ${r.failed.length}`,
+  // 4. The deployed reaper's handler code, with the deployed function's settings: first the event
+  //    EventBridge delivers when the lost instance terminates, then a scheduled pass over the fleet.
+  const eventReport = await progress.step(
+    `Reaper, event fast path: ${instances[0].instanceId} terminated`,
+    () => invokeReaper(outputs.ReaperFunctionName, terminatedEvent(instances[0].instanceId)),
+    (r) => `deleted ${r.deleted.join(', ') || 'nothing'}, kept ${r.kept.length}, failed ${r.failed.length}`,
   );
-  killed.outcome += reaperReport.deleted.includes(killed.fileSystemId ?? '')
-    ? '; deleted by the reaper'
-    : '; NOT reaped';
-  const busyKept = reaperReport.kept.find((k) => k.id === busy.fileSystemId);
-  busy.outcome = busyKept ? `in use, kept by the reaper (${busyKept.reason})` : 'in use, NOT kept';
+  const scheduledReport = await progress.step(
+    'Reaper, scheduled run over the fleet',
+    () => invokeReaper(outputs.ReaperFunctionName, scheduledEvent()),
+    (r) =>
+      `deleted ${r.deleted.length}, kept ${r.kept.map((k) => k.id).join(', ') || 'nothing'}, failed ${r.failed.length}`,
+  );
+  // What an operator sees past the grace period: the CLI runs the same logic from anywhere.
+  const pastGrace = await progress.step(
+    'Operator: mountfleet reap --dry-run --grace-minutes 0 (as if the grace period had passed)',
+    async () => {
+      const r = await runCli(['reap', '--fleet', FLEET_ID, '--dry-run', '--grace-minutes', '0', '--json'], {
+        env,
+      });
+      if (r.code !== 0) throw new Error(`reap exited ${r.code}: ${r.stderr.slice(-2000)}`);
+      return JSON.parse(r.stdout) as ReaperReport;
+    },
+    (r) => r.kept.map((k) => `would keep ${k.id}: ${k.reason}`).join('; ') || 'nothing to keep',
+  );
+  const reaped = eventReport.deleted.includes(killed.fileSystemId ?? '-');
+  killed.outcome += reaped ? '; deleted by the reaper (event fast path)' : '; NOT reaped';
+  const busyKept = scheduledReport.kept.find((k) => k.id === busy.fileSystemId);
+  const busyUntouched =
+    !eventReport.deleted.includes(busy.fileSystemId!) &&
+    busyKept !== undefined &&
+    pastGrace.kept.some((k) => k.id === busy.fileSystemId);
+  busy.outcome = busyUntouched ? `in use, kept by the reaper (${busyKept!.reason})` : 'in use, NOT kept';
 
   await progress.step('Job 4: finish normally (SIGTERM), scratch torn down', async () => {
     busyRun.child.kill('SIGTERM');
@@ -462,7 +528,7 @@ async function main(): Promise<number> {
   const leaked = await fleetScratch();
   report = {
     jobs,
-    reaper: reaperReport,
+    reaper: { eventFastPath: eventReport, scheduled: scheduledReport, dryRunPastGrace: pastGrace },
     leakedFileSystems: leaked.map((f) => f.FileSystemId!),
     steps: progress.steps,
   };
@@ -471,7 +537,17 @@ async function main(): Promise<number> {
     await cdk(['destroy', STACK, '--force', '-o', cdkOut, '-c', `mountfleetConfig=${configFile}`], env);
     destroyed = true;
   });
-  return leaked.length === 0 && reaperReport.deleted.includes(killed.fileSystemId ?? '-') && busyKept ? 0 : 1;
+  const failed = eventReport.failed.length + scheduledReport.failed.length;
+  return leaked.length === 0 && reaped && busyUntouched && failed === 0 ? 0 : 1;
+}
+
+function reaperLines(runs: Record<string, ReaperReport> | undefined): string[] {
+  return Object.entries(runs ?? {}).flatMap(([run, r]) => [
+    `  ${run}:`,
+    ...r.deleted.map((id) => `    deleted ${id}`),
+    ...r.kept.map((k) => `    kept    ${k.id}: ${k.reason}`),
+    ...r.failed.map((f) => `    FAILED  ${f.id}: ${f.error}`),
+  ]);
 }
 
 function printReport(code: number): void {
@@ -490,7 +566,10 @@ function printReport(code: number): void {
     `  total ${steps.reduce((t, s) => t + s.seconds, 0).toFixed(1)} s`,
     '',
     'Scratch jobs:',
-    ...jobs.map((j) => `  ${j.id.padEnd(16)} ${j.fileSystemId ?? ''} ${j.outcome}`),
+    ...jobs.map((j) => `  ${j.id.padEnd(16)} ${(j.fileSystemId ?? '-').padEnd(12)} ${j.outcome}`),
+    '',
+    'Reaper decisions:',
+    ...reaperLines(report.reaper as Record<string, ReaperReport> | undefined),
     '',
     `Leaked scratch file systems at the end: ${((report.leakedFileSystems as string[] | undefined) ?? []).length}`,
     '',
@@ -499,7 +578,7 @@ function printReport(code: number): void {
     '  - the EFS mount helper mounts over NFS/TLS; here a stand-in mounts a local tmpfs and records the options;',
     '  - the reaper runs as a Lambda on a 15-minute schedule and on Spot/termination events, and also weighs',
     '    CloudWatch ClientConnections (the emulator has no EFS metrics);',
-    '  - instances run the agent from user data; here two processes play the instances, with an IMDSv2 stand-in;',
+    '  - instances run the agent from user data; here processes play the three instances, with an IMDSv2 stand-in;',
     '  - the Express cache, alarms and dashboard are deployed (the emulator cannot), and it costs money:',
     '    see "Deploying to AWS" in the README.',
     '',
@@ -514,6 +593,7 @@ main()
     process.exit(code);
   })
   .catch(async (err: unknown) => {
+    if (progress.aborted) return; // the signal handler cleans up and exits
     log(`sandbox failed: ${(err as Error).message}`);
     await cleanups.runAll(log);
     printReport(1);

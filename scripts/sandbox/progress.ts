@@ -12,6 +12,7 @@ export interface StepRecord {
 export class Progress {
   readonly steps: StepRecord[] = [];
   private readonly started = Date.now();
+  private abortedBy: string | undefined;
 
   constructor(private readonly out: NodeJS.WriteStream = process.stderr) {}
 
@@ -23,8 +24,18 @@ export class Progress {
     this.out.write(`${this.stamp()}   ${message}\n`);
   }
 
+  /** After this, every step that has not started yet fails at once (Ctrl-C: stop, then clean up). */
+  abort(reason: string): void {
+    this.abortedBy = reason;
+  }
+
+  get aborted(): boolean {
+    return this.abortedBy !== undefined;
+  }
+
   /** Runs one step, showing progress; rethrows its error after recording it. */
   async step<T>(title: string, run: () => Promise<T>, describe?: (result: T) => string): Promise<T> {
+    if (this.abortedBy) throw new Error(`not started: ${this.abortedBy}`);
     const t0 = Date.now();
     this.out.write(`${this.stamp()} ▶ ${title}\n`);
     const ticker = this.out.isTTY

@@ -6,11 +6,17 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../support/moto';
 
+interface ReaperRun {
+  deleted: string[];
+  kept: { id: string; reason: string }[];
+  failed: unknown[];
+}
+
 interface SandboxReport {
   ok: boolean;
   leakedFileSystems: string[];
   jobs: { id: string; outcome: string; exitCode?: number | null; fileSystemId?: string }[];
-  reaper: { deleted: string[]; kept: { id: string; reason: string }[]; failed: unknown[] };
+  reaper: Record<'eventFastPath' | 'scheduled', ReaperRun>;
   steps: { title: string; ok: boolean; seconds: number }[];
 }
 
@@ -39,8 +45,10 @@ describe('local sandbox (npm run demo)', () => {
     expect(report.steps.every((s) => s.ok)).toBe(true);
     const job = (id: string) => report.jobs.find((j) => j.id === id)!;
     expect(job('demo-write-read').exitCode).toBe(0);
-    expect(report.reaper.deleted).toContain(job('demo-killed').fileSystemId);
-    expect(report.reaper.kept.map((k) => k.id)).toContain(job('demo-in-use').fileSystemId);
-    expect(report.reaper.failed).toEqual([]);
+    const { eventFastPath, scheduled } = report.reaper;
+    expect(eventFastPath.deleted).toEqual([job('demo-killed').fileSystemId]);
+    expect(scheduled.deleted).toEqual([]);
+    expect(scheduled.kept.map((k) => k.id)).toEqual([job('demo-in-use').fileSystemId]);
+    expect([...eventFastPath.failed, ...scheduled.failed]).toEqual([]);
   }, 300_000);
 });

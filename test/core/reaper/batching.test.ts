@@ -74,7 +74,11 @@ describe('reaper reads and the event fast path (emulator + fault proxy)', () => 
 
     const report = await reap(c, reaperSettingsFromFlags({ fleetId: 'f1' }), {
       clock,
-      goneInstance: { instanceId: interrupted, cause: 'Spot interruption warning (terminate)' },
+      goneInstance: {
+        instanceId: interrupted,
+        cause: 'Spot interruption warning (terminate)',
+        confirmed: false,
+      },
     });
 
     expect(report).toMatchObject({ scanned: 2, deleted: [idle], failed: [] });
@@ -82,6 +86,45 @@ describe('reaper reads and the event fast path (emulator + fault proxy)', () => 
     expect(proxy.count('ec2', 'DescribeInstances')).toBe(0);
     const left = await describeAll(c.efs);
     expect([...left.keys()].sort()).toEqual([busy, otherOwner, otherFleet].sort());
+  });
+
+  it('fast path: a confirmed end of the owner lifts the grace period, a warning does not', async () => {
+    const c = clients();
+    const net = await createNetwork(c.ec2, 1);
+    const [owner] = await launchOwners(c.ec2, 'f1', 'terminated');
+    const clock = clockAt(2); // two minutes old: well inside the 30-minute grace period
+    const young = await createFileSystem(c.efs, net, { fleet: 'f1', owner, mountTarget: true });
+    const warning = { instanceId: owner, cause: 'Spot interruption warning (terminate)', confirmed: false };
+    const terminated = {
+      instanceId: owner,
+      cause: 'state-change notification (terminated)',
+      confirmed: true,
+    };
+    const settings = reaperSettingsFromFlags({ fleetId: 'f1' });
+
+    const warned = await reap(c, settings, { clock, goneInstance: warning });
+    expect(warned.kept).toEqual([{ id: young, reason: expect.stringMatching(/^young/) }]);
+
+    const ended = await reap(c, settings, { clock, goneInstance: terminated });
+    expect(ended).toMatchObject({ deleted: [young], kept: [], failed: [] });
+    expect([...(await describeAll(c.efs)).keys()]).toEqual([]);
+  });
+
+  it('fast path: connections in the window still veto a confirmed end', async () => {
+    const c = clients();
+    const net = await createNetwork(c.ec2, 1);
+    const [owner] = await launchOwners(c.ec2, 'f1', 'terminated');
+    const clock = clockAt(2);
+    const busy = await createFileSystem(c.efs, net, { fleet: 'f1', owner, mountTarget: true });
+    await seedConnections(c.cloudwatch, [busy], [1], clock.now());
+
+    const report = await reap(c, reaperSettingsFromFlags({ fleetId: 'f1' }), {
+      clock,
+      goneInstance: { instanceId: owner, cause: 'state-change notification (terminated)', confirmed: true },
+    });
+
+    expect(report).toMatchObject({ deleted: [], failed: [] });
+    expect(report.kept).toEqual([{ id: busy, reason: expect.stringMatching(/in use/) }]);
   });
 
   it('lists file systems in pages of 100', async () => {

@@ -60,7 +60,12 @@ describe('parseReaperEvent', () => {
         'detail-type': 'EC2 Spot Instance Interruption Warning',
         detail: { 'instance-id': id, 'instance-action': 'terminate' },
       },
-      { kind: 'instance-gone', instanceId: id, cause: 'Spot interruption warning (terminate)' },
+      {
+        kind: 'instance-gone',
+        instanceId: id,
+        cause: 'Spot interruption warning (terminate)',
+        confirmed: false,
+      },
     ],
     [
       'a terminated state change',
@@ -68,7 +73,12 @@ describe('parseReaperEvent', () => {
         'detail-type': 'EC2 Instance State-change Notification',
         detail: { 'instance-id': id, state: 'terminated' },
       },
-      { kind: 'instance-gone', instanceId: id, cause: 'state-change notification (terminated)' },
+      {
+        kind: 'instance-gone',
+        instanceId: id,
+        cause: 'state-change notification (terminated)',
+        confirmed: true,
+      },
     ],
     [
       'a shutting-down state change',
@@ -76,7 +86,12 @@ describe('parseReaperEvent', () => {
         'detail-type': 'EC2 Instance State-change Notification',
         detail: { 'instance-id': id, state: 'shutting-down' },
       },
-      { kind: 'instance-gone', instanceId: id, cause: 'state-change notification (shutting-down)' },
+      {
+        kind: 'instance-gone',
+        instanceId: id,
+        cause: 'state-change notification (shutting-down)',
+        confirmed: true,
+      },
     ],
   ])('%s', (_name, event, expected) => {
     expect(parseReaperEvent(event)).toEqual(expected);
