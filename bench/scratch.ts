@@ -18,8 +18,8 @@ import { performance } from 'node:perf_hooks';
 import type { EFSClient } from '@aws-sdk/client-efs';
 import { ec2Client, efsClient } from '../core/aws';
 import { runScratchJob } from '../core/scratch/lifecycle';
-import { spotNoticeReader } from '../core/scratch/spot-notice';
 import { metadataService } from '../core/imds';
+import { terminationNoticeReader } from '../core/termination-watch';
 import { FaultProxy } from '../test/support/fault-proxy';
 import { createNetwork } from '../test/support/fixtures';
 import { ImdsStandIn } from '../test/support/imds';
@@ -91,7 +91,7 @@ async function main() {
         command: 'true',
         args: [],
         mountHelper: HELPER,
-        readSpotNotice: spotNoticeReader(metadataService()),
+        readTerminationNotice: terminationNoticeReader(metadataService()),
         log: (line) => {
           const key = /^\[([a-z-]+)\]/.exec(line)?.[1] ?? line.split(' ')[0];
           if (!marks.has(key)) marks.set(key, performance.now());

@@ -6,6 +6,7 @@
  * `AWS_ENDPOINT_URL_<SERVICE>`), which the SDK reads itself; we only add adaptive retries (client-side
  * rate limiting that backs off under throttling) and timeouts so a black-holed endpoint cannot hang a run.
  */
+import type { AutoScalingClient } from '@aws-sdk/client-auto-scaling';
 import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { EFSClient } from '@aws-sdk/client-efs';
@@ -75,6 +76,7 @@ const sdk = {
   ec2: () => require('@aws-sdk/client-ec2') as typeof import('@aws-sdk/client-ec2'),
   cloudwatch: () => require('@aws-sdk/client-cloudwatch') as typeof import('@aws-sdk/client-cloudwatch'),
   s3: () => require('@aws-sdk/client-s3') as typeof import('@aws-sdk/client-s3'),
+  autoScaling: () => require('@aws-sdk/client-auto-scaling') as typeof import('@aws-sdk/client-auto-scaling'),
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
 
@@ -88,6 +90,10 @@ export function ec2Client(options?: ClientOptions): EC2Client {
 
 export function cloudWatchClient(options?: ClientOptions): CloudWatchClient {
   return new (sdk.cloudwatch().CloudWatchClient)(clientConfig(options));
+}
+
+export function autoScalingClient(options?: ClientOptions): AutoScalingClient {
+  return new (sdk.autoScaling().AutoScalingClient)(clientConfig(options));
 }
 
 export function s3Client(options?: ClientOptions): S3Client {

@@ -97,7 +97,7 @@ export const agentConfigSchema = z
       .optional(),
     /**
      * The Auto Scaling termination lifecycle hook (written by ComputeFleet): the agent tears down, then
-     * completes it (group name from the instance's `aws:autoscaling:groupName` tag).
+     * completes it (group name from autoscaling:DescribeAutoScalingInstances on its own instance id).
      */
     lifecycleHook: z
       .object({ name: z.string().regex(/^[A-Za-z0-9\-_/]{1,255}$/, 'must be a lifecycle hook name') })

@@ -15,7 +15,9 @@ import { runScratchJob, MAX_SPOT_POLL_MS, type StopReason } from '../../core/scr
 import { generateJobId, jobIdProblem } from '../../core/scratch/naming';
 import { UnitError } from '../../core/plan/units';
 import { burstCreditPreflight, parseBytes } from '../../core/scratch/preflight';
-import { spotNoticeReader } from '../../core/scratch/spot-notice';
+import { terminationNoticeReader } from '../../core/termination-watch';
+import { registerScratchRun } from '../../core/scratch/registry';
+import { agentPaths } from '../../core/mountpoint/paths';
 import {
   loadOptionalAgentConfig,
   resolveFleetId,
@@ -112,6 +114,15 @@ async function run(command: string[], opts: RunOptions): Promise<number> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // So that `mountfleet up` waits for this teardown before it lets Auto Scaling terminate the instance.
+  let unregister = () => undefined as void;
+  try {
+    unregister = registerScratchRun(agentPaths().runDir, jobId);
+  } catch (err) {
+    say(
+      `cannot record this run for the agent (${(err as Error).message}): an Auto Scaling termination will not wait for it`,
+    );
+  }
   try {
     const result = await runScratchJob({
       efs: efsClient({ region: identity.region }),
@@ -121,13 +132,14 @@ async function run(command: string[], opts: RunOptions): Promise<number> {
       command: command[0],
       args: command.slice(1),
       mountHelper: process.env.MOUNTFLEET_EFS_MOUNT_HELPER || undefined,
-      readSpotNotice: spotNoticeReader(),
-      spotPollMs,
+      readTerminationNotice: terminationNoticeReader(),
+      terminationPollMs: spotPollMs,
       stopSignal: stop.signal,
       log: say,
     });
     return result.exitStatus;
   } finally {
+    unregister();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }

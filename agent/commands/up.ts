@@ -1,15 +1,19 @@
 /**
  * `mountfleet up`: install the pinned Mountpoint, tune it for this instance, mount every configured
  * bucket (systemd units, or `--supervise` to run them itself) and watch the Express cache zone until
- * SIGTERM/SIGINT, which unmounts everything. The work lives in core/mountpoint.
+ * SIGTERM/SIGINT, which unmounts everything. With a termination lifecycle hook in agent.json it also
+ * watches for Auto Scaling terminating the instance: it then waits for scratch runs, unmounts and
+ * completes the hook. The work lives in core/mountpoint.
  */
 import { existsSync } from 'node:fs';
 import type { RegisterCommand } from '../cli';
-import { ec2Client, s3ExpressClient } from '../../core/aws';
+import { autoScalingClient, ec2Client, s3ExpressClient } from '../../core/aws';
+import { systemClock } from '../../core/clock';
 import { loadAgentConfig } from '../../core/config';
-import { readInstanceIdentity } from '../../core/imds';
+import { metadataService, readInstanceIdentity } from '../../core/imds';
 import { gatherHostFacts, MountAgent, type AgentOptions } from '../../core/mountpoint/agent';
 import { installMountpoint } from '../../core/mountpoint/install';
+import { handleAutoScalingTermination } from '../../core/mountpoint/termination-hook';
 import { lookupInstanceType } from '../../core/mountpoint/instance-types';
 import { agentPaths } from '../../core/mountpoint/paths';
 
@@ -51,7 +55,8 @@ export const register: RegisterCommand = (program, ctx) => {
         });
         log({ event: 'install', ...result });
       }
-      const identity = await readInstanceIdentity();
+      const imds = metadataService();
+      const identity = await readInstanceIdentity(imds);
       const instance = await lookupInstanceType(
         identity.instanceType,
         ec2Client({ maxAttempts: 2 }),
@@ -89,6 +94,25 @@ export const register: RegisterCommand = (program, ctx) => {
         return;
       }
       log({ event: 'up', mounts: config.mounts.map((m) => m.path), runDir: paths.runDir });
-      await agent.runUntil(stop.signal);
+      const running = agent.runUntil(stop.signal);
+      const hook = config.lifecycleHook;
+      const termination = hook
+        ? handleAutoScalingTermination({
+            imds,
+            autoScaling: autoScalingClient({ region: identity.region }),
+            hookName: hook.name,
+            instanceId: identity.instanceId,
+            runDir: paths.runDir,
+            stopMounts: () => {
+              stop.abort();
+              return running;
+            },
+            signal: stop.signal,
+            clock: systemClock,
+            log,
+          })
+        : undefined;
+      await running;
+      await termination;
     });
 };

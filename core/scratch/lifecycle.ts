@@ -1,8 +1,8 @@
 /**
  * `mountfleet scratch run`: create → wait → mount target → mount → run CMD → always tear down.
  *
- * Whatever happens after the first AWS call — CMD fails, SIGINT/SIGTERM, a Spot interruption notice, an
- * AWS error, a mount failure — the run ends in teardown: unmount (lazily if still busy), then delete the
+ * Whatever happens after the first AWS call — CMD fails, SIGINT/SIGTERM, a Spot interruption notice or
+ * Auto Scaling terminating the instance, an AWS error, a mount failure — the run ends in teardown: unmount (lazily if still busy), then delete the
  * mount target, wait until none remain, delete the file system. Teardown finds the file system by its
  * CreationToken when the create call never answered, so an interrupted create cannot leak. If teardown
  * cannot finish in its time bound, the run says so and fails; the file system keeps its tags and the
@@ -13,6 +13,12 @@ import type { EFSClient } from '@aws-sdk/client-efs';
 import { backoffDelay, systemClock, type Clock } from '../clock';
 import { teardownFileSystem } from '../efs-teardown';
 import { TAG_FLEET, TAG_JOB } from '../tags';
+import {
+  describeTermination,
+  TERMINATION_POLL_MS,
+  watchForTermination,
+  type TerminationNotice,
+} from '../termination-watch';
 import { signalNumber, startJob, type JobExit, type RunningJob } from './job';
 import { isMounted, mountFileSystem, unmount } from './mount';
 import { creationToken } from './naming';
@@ -36,19 +42,15 @@ export interface InstancePlacement {
   readonly availabilityZoneId: string;
 }
 
-export interface SpotNotice {
-  readonly action: string;
-  /** When the instance will be interrupted, as IMDS announces it. */
-  readonly time?: Date;
-}
-
-/** Spot notices must be seen within this long: AWS gives two minutes' warning. */
-export const MAX_SPOT_POLL_MS = 5000;
-/** The job's grace period after a Spot notice, whatever the configured one (the instance is going away). */
+/** Termination notices must be seen within this long: AWS gives two minutes' warning of a Spot interruption. */
+export const MAX_SPOT_POLL_MS = TERMINATION_POLL_MS;
+/** The job's grace period once the instance is going away, whatever the configured one. */
 export const SPOT_GRACE_SECONDS = 10;
 
-/** Why a run stopped early. */
-export type StopReason = 'SIGINT' | 'SIGTERM' | 'spot';
+/** Why a run stopped early: a signal, a Spot notice, or Auto Scaling terminating the instance. */
+export type StopReason = 'SIGINT' | 'SIGTERM' | TerminationNotice['source'];
+
+const instanceGoingAway = (reason: StopReason) => reason === 'spot' || reason === 'auto-scaling';
 
 export interface ScratchRunRequest {
   readonly efs: EFSClient;
@@ -67,10 +69,10 @@ export interface ScratchRunRequest {
   readonly mountHelper?: string;
   /** Environment for CMD (MOUNTFLEET_SCRATCH and MOUNTFLEET_JOB are added). */
   readonly env?: NodeJS.ProcessEnv;
-  /** Reads the Spot interruption notice; never polled when unset. */
-  readonly readSpotNotice?: () => Promise<SpotNotice | undefined>;
+  /** Reads the Spot notice and the Auto Scaling termination (core/termination-watch.ts); never polled when unset. */
+  readonly readTerminationNotice?: () => Promise<TerminationNotice | undefined>;
   /** @default 5000 (and never more) */
-  readonly spotPollMs?: number;
+  readonly terminationPollMs?: number;
   /** Fires with SIGINT or SIGTERM as its reason when the user (or the system) asks the run to stop. */
   readonly stopSignal?: AbortSignal;
   readonly clock?: Clock;
@@ -115,26 +117,24 @@ export async function runScratchJob(request: ScratchRunRequest): Promise<Scratch
   const log = request.log ?? (() => undefined);
   const phase = (p: Phase, message: string) => log(`[${p}] ${message}`);
 
-  // One "stop" for the whole run: the caller's signal or a Spot notice, whichever comes first.
+  // One "stop" for the whole run: the caller's signal or a termination notice, whichever comes first.
   const stop = new AbortController();
   const onExternalStop = () => stop.abort(request.stopSignal?.reason as StopReason);
   if (request.stopSignal?.aborted) onExternalStop();
   request.stopSignal?.addEventListener('abort', onExternalStop, { once: true });
-  let spotNotice: SpotNotice | undefined;
-  const spotWatch = new AbortController();
-  const spotWatcher = request.readSpotNotice
-    ? watchSpotNotice(request.readSpotNotice, {
+  let terminationNotice: TerminationNotice | undefined;
+  const terminationWatch = new AbortController();
+  const terminationWatcher = request.readTerminationNotice
+    ? watchForTermination(request.readTerminationNotice, {
         clock,
-        pollMs: Math.min(request.spotPollMs ?? MAX_SPOT_POLL_MS, MAX_SPOT_POLL_MS),
-        signal: AbortSignal.any([spotWatch.signal, stop.signal]),
+        pollMs: Math.min(request.terminationPollMs ?? MAX_SPOT_POLL_MS, MAX_SPOT_POLL_MS),
+        signal: AbortSignal.any([terminationWatch.signal, stop.signal]),
         log,
       }).then((notice) => {
         if (notice && !stop.signal.aborted) {
-          spotNotice = notice;
-          log(
-            `Spot interruption notice: ${notice.action} at ${notice.time?.toISOString() ?? 'an unknown time'}; stopping the job`,
-          );
-          stop.abort('spot' satisfies StopReason);
+          terminationNotice = notice;
+          log(`${describeTermination(notice)}; stopping the job`);
+          stop.abort(notice.source satisfies StopReason);
         }
       })
     : Promise.resolve();
@@ -222,14 +222,14 @@ export async function runScratchJob(request: ScratchRunRequest): Promise<Scratch
       log(`setup failed: ${setupError}`);
     }
   } finally {
-    spotWatch.abort();
+    terminationWatch.abort();
     request.stopSignal?.removeEventListener('abort', onExternalStop);
   }
-  await spotWatcher;
+  await terminationWatcher;
 
   const stoppedBy = stop.signal.aborted ? (stop.signal.reason as StopReason) : undefined;
   phase('tearing-down', fileSystemId ? `${fileSystemId} of job ${request.jobId}` : `job ${request.jobId}`);
-  const teardownTimeoutMs = teardownBudgetMs(request.teardownTimeoutMs ?? 180_000, spotNotice, clock);
+  const teardownTimeoutMs = teardownBudgetMs(request.teardownTimeoutMs ?? 180_000, terminationNotice, clock);
   const teardown = await tearDown(request, fileSystemId, createdDirectory, teardownTimeoutMs, clock, log);
   reportTeardown(teardown, request, log);
 
@@ -253,12 +253,13 @@ function exitStatusOf(
   const teardownFailed = teardown.status === 'incomplete';
   if (job !== undefined) return job.status !== 0 ? job.status : teardownFailed ? EXIT_SCRATCH_FAILED : 0;
   if (setupError !== undefined) return EXIT_SCRATCH_FAILED;
-  if (stoppedBy !== undefined) return 128 + signalNumber(stoppedBy === 'spot' ? 'SIGTERM' : stoppedBy);
+  if (stoppedBy !== undefined)
+    return 128 + signalNumber(stoppedBy === 'SIGINT' || stoppedBy === 'SIGTERM' ? stoppedBy : 'SIGTERM');
   return teardownFailed ? EXIT_SCRATCH_FAILED : 0;
 }
 
 /**
- * Waits for CMD; on a stop request passes the signal on (SIGTERM for a Spot notice), gives CMD its grace
+ * Waits for CMD; on a stop request passes the signal on (SIGTERM for a termination notice), gives CMD its grace
  * period, then kills what is left of the job.
  */
 async function superviseJob(
@@ -276,8 +277,8 @@ async function superviseJob(
   if (first !== undefined) return first;
 
   const reason = stop.reason as StopReason;
-  const signal: NodeJS.Signals = reason === 'spot' ? 'SIGTERM' : reason;
-  const grace = reason === 'spot' ? Math.min(graceSeconds, SPOT_GRACE_SECONDS) : graceSeconds;
+  const signal: NodeJS.Signals = reason === 'SIGINT' || reason === 'SIGTERM' ? reason : 'SIGTERM';
+  const grace = instanceGoingAway(reason) ? Math.min(graceSeconds, SPOT_GRACE_SECONDS) : graceSeconds;
   log(`passing ${signal} to the job; it has ${grace} s to exit`);
   running.kill(signal);
   const graceOver = new AbortController();
@@ -304,29 +305,8 @@ async function superviseJob(
   return { status: 128 + signalNumber('SIGKILL'), signal: 'SIGKILL' };
 }
 
-/** Polls the Spot notice until one appears (resolves with it) or the signal fires (resolves undefined). */
-async function watchSpotNotice(
-  read: () => Promise<SpotNotice | undefined>,
-  options: { clock: Clock; pollMs: number; signal: AbortSignal; log: (line: string) => void },
-): Promise<SpotNotice | undefined> {
-  let reportedError = false;
-  while (!options.signal.aborted) {
-    try {
-      const notice = await read();
-      if (notice) return notice;
-    } catch (err) {
-      // Best effort, like the notice itself: keep polling, say it once.
-      if (!reportedError)
-        options.log(`cannot read the Spot notice from IMDS (will keep trying): ${(err as Error).message}`);
-      reportedError = true;
-    }
-    await options.clock.sleep(options.pollMs, options.signal);
-  }
-  return undefined;
-}
-
 /** On a Spot notice, teardown must finish before the instance goes: bound it by the announced time. */
-function teardownBudgetMs(defaultMs: number, notice: SpotNotice | undefined, clock: Clock): number {
+function teardownBudgetMs(defaultMs: number, notice: TerminationNotice | undefined, clock: Clock): number {
   const at = notice?.time?.getTime();
   if (at === undefined || Number.isNaN(at)) return defaultMs;
   return Math.min(defaultMs, Math.max(15_000, at - clock.now() - 5_000));

@@ -419,6 +419,7 @@ async function main(): Promise<number> {
       MOUNTFLEET_EFS_MOUNT_HELPER: EFS_HELPER_STANDIN,
       MOUNTFLEET_STANDIN_MOUNT_LOG: mountLog,
       AWS_EC2_METADATA_SERVICE_ENDPOINT: imds[n].endpoint,
+      MOUNTFLEET_RUN_DIR: join(work, `run-${n}`),
       TMPDIR: work,
     });
   const jobs: Job[] = [];

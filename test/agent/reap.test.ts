@@ -2,27 +2,20 @@
  * `mountfleet reap` as a user runs it: the built bundle (node scripts/bundle.mjs) against the emulator.
  * moto stamps CreationTime with the real time, so these runs use --grace-minutes 0.
  */
-import { cloudWatchClient, ec2Client, efsClient } from '../../core/aws';
+import { efsClient } from '../../core/aws';
 import type { ReapReport } from '../../core/reaper/report';
-import { createFileSystem, describeAll, launchOwners, seedConnections } from '../core/reaper/scenario';
+import { createFileSystem, describeAll, reaperClients, seedFleet } from '../core/reaper/scenario';
 import { runCli } from '../support/cli';
 import { useEmulator } from '../support/emulator';
-import { createNetwork } from '../support/fixtures';
 
 describe('mountfleet reap (bundle, emulator)', () => {
   useEmulator();
 
+  /** seedFleet's fleet, and a file system of another fleet that the reaper must not see. */
   async function fleet() {
-    const efs = efsClient();
-    const ec2 = ec2Client();
-    const net = await createNetwork(ec2, 1);
-    const [running] = await launchOwners(ec2, 'f1', 'running');
-    const [terminated] = await launchOwners(ec2, 'f1', 'terminated');
-    const orphan = await createFileSystem(efs, net, { fleet: 'f1', owner: terminated, mountTarget: true });
-    const inUse = await createFileSystem(efs, net, { fleet: 'f1', owner: running, mountTarget: true });
-    const otherFleet = await createFileSystem(efs, net, { fleet: 'f2', owner: terminated });
-    await seedConnections(cloudWatchClient(), [inUse], [1], Date.now());
-    return { orphan, inUse, otherFleet };
+    const f = await seedFleet(reaperClients());
+    const otherFleet = await createFileSystem(efsClient(), f.net, { fleet: 'f2', owner: f.terminated });
+    return { ...f, otherFleet };
   }
 
   it('--dry-run --json prints the report and changes nothing', async () => {

@@ -27,8 +27,8 @@ describe('core/imds', () => {
       availabilityZone: 'us-west-2b',
       availabilityZoneId: 'usw2-az1',
     });
-    // IMDSv2: every read carried a token (the stand-in answers 401 otherwise).
-    expect(imds.requests().map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    // IMDSv2: every read carried a token (the stand-in answers 401 otherwise), and both reads shared one.
+    expect(imds.requests().map((r) => `${r.method} ${r.status}`)).toEqual(['PUT 200', 'GET 200', 'GET 200']);
   });
 
   it('reads no spot action until one is scheduled, then the action and its time', async () => {

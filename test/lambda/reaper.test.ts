@@ -2,10 +2,15 @@
  * The reaper Lambda handler, invoked directly against the emulator (moto's Lambda cannot run it) with a
  * stand-in context. Checks the report it returns, the EMF metrics and the one log line per decision.
  */
-import { cloudWatchClient, ec2Client, efsClient } from '../../core/aws';
+import { efsClient } from '../../core/aws';
 import { useEmulator } from '../support/emulator';
-import { createNetwork } from '../support/fixtures';
-import { createFileSystem, describeAll, launchOwners, seedConnections } from '../core/reaper/scenario';
+import {
+  createFileSystem,
+  describeAll,
+  reaperClients,
+  seedConnections,
+  seedFleet,
+} from '../core/reaper/scenario';
 
 type Handler = typeof import('../../lambda/reaper/index').handler;
 
@@ -55,22 +60,17 @@ describe('reaper Lambda handler (emulator)', () => {
       .filter((l) => l.startsWith('{'))
       .map((l) => JSON.parse(l) as Record<string, unknown>);
 
+  /** seedFleet's fleet, and an idle file system of the running owner (marked on a first sighting). */
   async function fleetWithOrphans() {
-    const efs = efsClient();
-    const ec2 = ec2Client();
-    const net = await createNetwork(ec2, 1);
-    const [running] = await launchOwners(ec2, 'f1', 'running');
-    const [terminated] = await launchOwners(ec2, 'f1', 'terminated');
-    const orphan = await createFileSystem(efs, net, { fleet: 'f1', owner: terminated, mountTarget: true });
-    const inUse = await createFileSystem(efs, net, { fleet: 'f1', owner: running, mountTarget: true });
-    const idle = await createFileSystem(efs, net, {
+    const clients = reaperClients();
+    const f = await seedFleet(clients);
+    const idle = await createFileSystem(clients.efs, f.net, {
       fleet: 'f1',
-      owner: running,
+      owner: f.running,
       mountTarget: true,
     });
-    await seedConnections(cloudWatchClient(), [inUse], [1, 1], Date.now());
-    await seedConnections(cloudWatchClient(), [idle], [0, 0], Date.now());
-    return { running, terminated, orphan, inUse, idle };
+    await seedConnections(clients.cloudwatch, [idle], [0, 0], Date.now());
+    return { ...f, idle };
   }
 
   it('scheduled event: returns the report, logs each decision, publishes EMF counts with the Fleet dimension', async () => {

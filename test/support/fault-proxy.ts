@@ -38,6 +38,8 @@ export type Fault =
   | { readonly kind: 'delay'; readonly ms: number }
   /** Forwards, then replaces the response body (e.g. to show a lifecycle state moto never reports). */
   | { readonly kind: 'rewrite'; readonly rewrite: (body: string, request: RequestInfo) => string }
+  /** Answers this itself, without forwarding (an operation the emulator does not implement). */
+  | { readonly kind: 'respond'; readonly status: number; readonly body: string; readonly contentType: string }
   /** Resets the TCP connection (RST) without answering. */
   | { readonly kind: 'reset' }
   /** Reads the request and never answers; the socket stays open until the client gives up or stop(). */
@@ -278,6 +280,10 @@ export class FaultProxy {
     if (fault?.kind === 'error') return sendError(res, info, fault);
     if (fault?.kind === 'reset') return void req.socket.resetAndDestroy();
     if (fault?.kind === 'blackhole') return; // never answer
+    if (fault?.kind === 'respond') {
+      res.writeHead(fault.status, { 'content-type': fault.contentType, 'x-amzn-requestid': randomUUID() });
+      return void res.end(fault.body);
+    }
     await this.forward(req, res, info, body, fault?.kind === 'rewrite' ? fault.rewrite : undefined, record);
   }
 

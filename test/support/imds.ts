@@ -55,6 +55,7 @@ const MAX_TOKEN_TTL_SECONDS = 21600;
 export class ImdsStandIn {
   private metadata: InstanceMetadata;
   private spotAction: { action: SpotAction; time: Date } | undefined;
+  private targetLifecycleState: string | undefined;
   private readonly tokens = new Map<string, number>(); // token -> expiry (ms since epoch)
   private readonly log: ImdsRequestRecord[] = [];
   private readonly sockets = new Set<Socket>();
@@ -106,6 +107,19 @@ export class ImdsStandIn {
 
   cancelSpotInterruption(): void {
     this.spotAction = undefined;
+  }
+
+  /**
+   * From now on `autoscaling/target-lifecycle-state` answers this (`InService`, `Terminated`, ...);
+   * undefined (the start) answers 404, as for an instance outside any Auto Scaling group.
+   */
+  setTargetLifecycleState(state: string | undefined): void {
+    this.targetLifecycleState = state;
+  }
+
+  /** Client connections open right now (a client that leaks sockets shows up here). */
+  openConnections(): number {
+    return this.sockets.size;
   }
 
   /** Answers every request this much later (0 to stop), to test callers' timeouts. */
@@ -198,6 +212,8 @@ export class ImdsStandIn {
         return m.availabilityZoneId;
       case 'meta-data/spot/instance-action':
         return spot ? { action: spot.action, time } : undefined;
+      case 'meta-data/autoscaling/target-lifecycle-state':
+        return this.targetLifecycleState;
       case 'meta-data/spot/termination-time':
         return spot?.action === 'terminate' ? time : undefined;
       case 'dynamic/instance-identity/document':

@@ -1,3 +1,6 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
 /** Every test runs offline with dummy credentials in us-east-1; nothing may reach real AWS. */
 process.env.AWS_REGION = 'us-east-1';
 process.env.AWS_ACCESS_KEY_ID = 'testing';
@@ -9,3 +12,5 @@ process.env.CDK_DISABLE_CLI_TELEMETRY = 'true';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 delete process.env.AWS_PROFILE;
 delete process.env.AWS_ENDPOINT_URL;
+// Agent state (scratch-run records, mount directories) goes to a per-worker directory, never to /run.
+process.env.MOUNTFLEET_RUN_DIR ??= join(tmpdir(), `mountfleet-test-run-${process.env.JEST_WORKER_ID ?? '1'}`);

@@ -17,6 +17,7 @@ import { ec2Client, efsClient } from '../../../core/aws';
 import type { AgentConfigInput } from '../../../core/config';
 import { TAG_FLEET, TAG_JOB } from '../../../core/tags';
 import { CLI_BUNDLE } from '../../support/cli';
+import { useEmulator } from '../../support/emulator';
 import { FaultProxy } from '../../support/fault-proxy';
 import { createNetwork, type TestNetwork } from '../../support/fixtures';
 import { ImdsStandIn } from '../../support/imds';
@@ -78,6 +79,14 @@ export interface ScratchRun {
   /** The helper's calls, one argv array each. */
   helperCalls(): string[][];
 }
+
+/** What a test gives for a run; the network, the instance and the emulator come from useScratchRuns(). */
+export type JobSpec = Omit<RunSpec, 'net' | 'instance' | 'emulator'>;
+
+/** A job that records its pid in $TEST_DIR/job.pid (so killJob can find it), then runs `body`. */
+export const job = (body: string): string[] => ['sh', '-c', `echo $$ > "$TEST_DIR/job.pid"; ${body}`];
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function startRun(spec: RunSpec): Promise<ScratchRun> {
   const proxy = await FaultProxy.start({ target: spec.emulator });
@@ -265,4 +274,133 @@ export async function leftovers(net: TestNetwork, job?: string) {
 
 export const NOTHING_LEFT = { fileSystems: [], mountTargets: 0, interfaces: 0 };
 
-export { createNetwork };
+export interface ScratchRuns {
+  /** This worker's emulator (behind each run's own fault proxy). */
+  readonly emulator: string;
+  /** This test's network and instance, made fresh before each test. */
+  readonly net: TestNetwork;
+  readonly instance: TestInstance;
+  /** Starts a run on this test's network and instance; it is cleaned up after the test. */
+  start(spec: JobSpec): Promise<ScratchRun>;
+  /** Cleans up runs now, as when their instance goes away: the given ones, or all of this test's. */
+  cleanUp(...runs: ScratchRun[]): Promise<void>;
+}
+
+/**
+ * Jest hooks for a `scratch run` test file: the emulator, and before each test a network of `subnetCount`
+ * subnets with one instance in it; after each test every run still around is cleaned up.
+ */
+export function useScratchRuns(subnetCount: number): ScratchRuns {
+  const emu = useEmulator();
+  let current: { net: TestNetwork; instance: TestInstance } | undefined;
+  const runs: ScratchRun[] = [];
+  const now = () => {
+    if (!current) throw new Error('useScratchRuns: the network is made in beforeEach; use it inside tests');
+    return current;
+  };
+
+  beforeEach(async () => {
+    const net = await createNetwork(ec2Client({ maxAttempts: 1 }), subnetCount);
+    current = { net, instance: await launchInstance(net) };
+  });
+  afterEach(async () => {
+    await Promise.all(runs.splice(0).map(cleanUpRun));
+    await current?.instance.imds.stop();
+    current = undefined;
+  });
+
+  return {
+    emulator: emu.endpoint,
+    get net() {
+      return now().net;
+    },
+    get instance() {
+      return now().instance;
+    },
+    async start(spec) {
+      const run = await startRun({ ...now(), emulator: emu.endpoint, ...spec });
+      runs.push(run);
+      return run;
+    },
+    async cleanUp(...chosen) {
+      const gone = chosen.length > 0 ? chosen : [...runs];
+      for (const run of gone) runs.splice(runs.indexOf(run), 1);
+      await Promise.all(gone.map(cleanUpRun));
+    },
+  };
+}
+
+export type HeldPhase = 'creating' | 'waiting' | 'mount-target' | 'mounting' | 'tearing-down';
+
+/** A job to start, and the transcript line that says its run has reached the phase it is held in. */
+export interface PhaseHold {
+  readonly spec: JobSpec;
+  readonly when: RegExp;
+}
+
+const AVAILABLE = /("LifeCycleState"\s*:\s*)"available"/g;
+
+/** Makes the proxy show `available` as `creating` in an EFS answer: moto has no `creating` state. */
+const showCreating = (body: string) => body.replace(AVAILABLE, '$1"creating"');
+
+/**
+ * A run of `jobId` (whose job is `true`) held in a phase long enough to signal or kill it there: for
+ * `seconds` by a delayed request or mount, or (waiting, mount-target) for good, by never becoming available.
+ */
+export function holdIn(phase: HeldPhase, jobId: string, seconds: number): PhaseHold {
+  const spec = { job: jobId, command: job('true') };
+  const delayed = (operation: string) => (p: FaultProxy) =>
+    p.addRule({ service: 'efs', operation, fault: { kind: 'delay', ms: seconds * 1000 } });
+  switch (phase) {
+    case 'creating':
+      return { spec: { ...spec, faults: delayed('CreateFileSystem') }, when: /\[creating\]/ };
+    case 'waiting':
+      return {
+        spec: {
+          ...spec,
+          faults: (p) => {
+            for (const operation of ['CreateFileSystem', 'DescribeFileSystems']) {
+              p.addRule({ service: 'efs', operation, fault: { kind: 'rewrite', rewrite: showCreating } });
+            }
+          },
+        },
+        when: /waiting for file system fs-\w+ to become available \(creating/,
+      };
+    case 'mount-target':
+      return {
+        spec: {
+          ...spec,
+          faults: (p) =>
+            p.addRule({
+              service: 'efs',
+              operation: 'DescribeMountTargets',
+              match: (r) => r.query.has('MountTargetId'),
+              fault: { kind: 'rewrite', rewrite: showCreating },
+            }),
+        },
+        when: /waiting for mount target fsmt-\w+ to become available \(creating/,
+      };
+    case 'mounting':
+      return {
+        spec: { ...spec, env: { MOUNTFLEET_STANDIN_MOUNT_DELAY_SECONDS: String(seconds) } },
+        when: /\[mounting\]/,
+      };
+    case 'tearing-down':
+      return { spec: { ...spec, faults: delayed('DeleteMountTarget') }, when: /\[tearing-down\]/ };
+  }
+}
+
+/** Starts a run, waits until it reaches `hold.when` (and `settleMs` more), then sends the agent `signal`. */
+export async function signalWhenHeld(
+  runs: ScratchRuns,
+  hold: PhaseHold,
+  signal: NodeJS.Signals,
+  settleMs: number,
+): Promise<ScratchRun> {
+  const run = await runs.start(hold.spec);
+  await run.waitFor(hold.when);
+  await sleep(settleMs);
+  run.child.kill(signal);
+  await run.exited;
+  return run;
+}

@@ -7,56 +7,30 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DescribeMountTargetsCommand, DescribeMountTargetSecurityGroupsCommand } from '@aws-sdk/client-efs';
-import { ec2Client, efsClient } from '../../../core/aws';
+import { efsClient } from '../../../core/aws';
 import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE } from '../../../core/tags';
-import { useEmulator } from '../../support/emulator';
-import type { TestNetwork } from '../../support/fixtures';
 import {
-  cleanUpRun,
-  createNetwork,
   FLEET,
   fileSystemsOf,
   fsTag,
-  launchInstance,
+  holdIn,
+  job,
   leftovers,
   mountsUnder,
   NOTHING_LEFT,
-  startRun,
-  type RunSpec,
-  type ScratchRun,
-  type TestInstance,
+  signalWhenHeld,
+  useScratchRuns,
+  type PhaseHold,
 } from './harness';
 
 jest.setTimeout(60_000);
 
-/** A job that records its pid (so a test can find it), then runs `body`. */
-const job = (body: string) => ['sh', '-c', `echo $$ > "$TEST_DIR/job.pid"; ${body}`];
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 describe('mountfleet scratch run', () => {
-  const emu = useEmulator();
-  let net: TestNetwork;
-  let instance: TestInstance;
-  const runs: ScratchRun[] = [];
-
-  beforeEach(async () => {
-    net = await createNetwork(ec2Client({ maxAttempts: 1 }), 2);
-    instance = await launchInstance(net);
-  });
-  afterEach(async () => {
-    await Promise.all(runs.splice(0).map(cleanUpRun));
-    await instance.imds.stop();
-  });
-
-  async function start(spec: Omit<RunSpec, 'net' | 'instance' | 'emulator'> & { instance?: TestInstance }) {
-    const run = await startRun({ net, instance, emulator: emu.endpoint, ...spec });
-    runs.push(run);
-    return run;
-  }
+  const scratch = useScratchRuns(2);
 
   it('creates an encrypted One Zone file system, mounts it over TLS at the mount target IP, runs the job, deletes everything', async () => {
     const requestBodies: Record<string, string> = {};
-    const run = await start({
+    const run = await scratch.start({
       job: 'normal-1',
       faults: (proxy) =>
         proxy.addRule({
@@ -81,11 +55,11 @@ describe('mountfleet scratch run', () => {
       Encrypted: true,
       ThroughputMode: 'bursting',
       PerformanceMode: 'generalPurpose',
-      AvailabilityZoneName: net.subnets[0].availabilityZone,
+      AvailabilityZoneName: scratch.net.subnets[0].availabilityZone,
       LifeCycleState: 'available',
     });
     expect(fsTag(fs, TAG_FLEET)).toBe(FLEET);
-    expect(fsTag(fs, TAG_OWNER_INSTANCE)).toBe(instance.instanceId);
+    expect(fsTag(fs, TAG_OWNER_INSTANCE)).toBe(scratch.instance.instanceId);
     expect(fsTag(fs, TAG_JOB)).toBe('normal-1');
     expect(fsTag(fs, 'Name')).toBe(`mountfleet-scratch-${FLEET}-normal-1`);
     expect(JSON.parse(requestBodies.create)).toMatchObject({ Backup: false, Encrypted: true });
@@ -95,12 +69,12 @@ describe('mountfleet scratch run', () => {
       await efs.send(new DescribeMountTargetsCommand({ FileSystemId: fs.FileSystemId }))
     ).MountTargets!;
     expect(moreTargets).toEqual([]);
-    expect(mt.SubnetId).toBe(net.subnets[0].subnetId);
+    expect(mt.SubnetId).toBe(scratch.net.subnets[0].subnetId);
     expect(mt.IpAddress).toMatch(/^10\.0\.0\.\d+$/);
     expect(
       (await efs.send(new DescribeMountTargetSecurityGroupsCommand({ MountTargetId: mt.MountTargetId })))
         .SecurityGroups,
-    ).toEqual([net.securityGroupId]);
+    ).toEqual([scratch.net.securityGroupId]);
 
     // The helper got what the real mount.efs needs, and the job wrote to a separate (tmpfs) file system.
     expect(run.helperCalls()).toEqual([
@@ -114,97 +88,41 @@ describe('mountfleet scratch run', () => {
     expect(run.stderr()).toContain(`deleted ${fs.FileSystemId} and its mount target`);
     expect(mountsUnder(run.dir)).toEqual([]);
     expect(existsSync(run.path)).toBe(false); // the mount directory it made is gone too
-    expect(await leftovers(net)).toEqual(NOTHING_LEFT);
+    expect(await leftovers(scratch.net)).toEqual(NOTHING_LEFT);
   });
 
   it("takes fleet, the zone's subnet (by AZ ID) and the security group from agent.json", async () => {
-    const run = await start({ job: 'from-config', command: job('true'), settingsFromConfig: true });
+    const run = await scratch.start({ job: 'from-config', command: job('true'), settingsFromConfig: true });
     expect((await run.exited).code).toBe(0);
-    expect(run.stderr()).toContain(`job from-config of fleet ${FLEET} in ${net.subnets[0].availabilityZone}`);
     expect(run.stderr()).toContain(
-      `[mount-target] in ${net.subnets[0].subnetId} with security group ${net.securityGroupId}`,
+      `job from-config of fleet ${FLEET} in ${scratch.net.subnets[0].availabilityZone}`,
     );
-    expect(await leftovers(net)).toEqual(NOTHING_LEFT);
+    expect(run.stderr()).toContain(
+      `[mount-target] in ${scratch.net.subnets[0].subnetId} with security group ${scratch.net.securityGroupId}`,
+    );
+    expect(await leftovers(scratch.net)).toEqual(NOTHING_LEFT);
   });
 
   it("passes the job's exit status through: a failure, a death by signal, a missing program", async () => {
     const [failing, killed, missing] = await Promise.all([
-      start({ job: 'fails', command: job('exit 7') }),
-      start({ job: 'killed', command: job('kill -KILL $$') }),
-      start({ job: 'missing', command: ['/nonexistent/program'] }),
+      scratch.start({ job: 'fails', command: job('exit 7') }),
+      scratch.start({ job: 'killed', command: job('kill -KILL $$') }),
+      scratch.start({ job: 'missing', command: ['/nonexistent/program'] }),
     ]);
     expect((await failing.exited).code).toBe(7);
     expect((await killed.exited).code).toBe(128 + 9);
     expect((await missing.exited).code).toBe(127);
     expect(missing.stderr()).toMatch(/\/nonexistent\/program: .*ENOENT/);
-    expect(await leftovers(net)).toEqual(NOTHING_LEFT);
+    expect(await leftovers(scratch.net)).toEqual(NOTHING_LEFT);
   });
 
   it('tears down after SIGTERM (or SIGINT) in every phase, and exits as a signalled job would', async () => {
-    const available = /("LifeCycleState"\s*:\s*)"available"/g;
-    const cases: Array<{
-      phase: string;
-      spec: Omit<RunSpec, 'net' | 'instance' | 'emulator'>;
-      when: RegExp;
-      signal?: NodeJS.Signals;
-      exit: number;
-    }> = [
-      {
-        phase: 'creating',
-        spec: {
-          job: 'term-creating',
-          command: job('true'),
-          faults: (p) =>
-            p.addRule({ service: 'efs', operation: 'CreateFileSystem', fault: { kind: 'delay', ms: 1500 } }),
-        },
-        when: /\[creating\]/,
-        exit: 143,
-      },
-      {
-        // The file system never becomes available (moto has no `creating`: the proxy shows one).
-        phase: 'waiting',
-        spec: {
-          job: 'term-waiting',
-          command: job('true'),
-          faults: (p) => {
-            for (const operation of ['CreateFileSystem', 'DescribeFileSystems']) {
-              p.addRule({
-                service: 'efs',
-                operation,
-                fault: { kind: 'rewrite', rewrite: (body) => body.replace(available, '$1"creating"') },
-              });
-            }
-          },
-        },
-        when: /waiting for file system fs-\w+ to become available \(creating/,
-        exit: 143,
-      },
-      {
-        phase: 'mount-target',
-        spec: {
-          job: 'term-mount-target',
-          command: job('true'),
-          faults: (p) =>
-            p.addRule({
-              service: 'efs',
-              operation: 'DescribeMountTargets',
-              match: (r) => r.query.has('MountTargetId'),
-              fault: { kind: 'rewrite', rewrite: (body) => body.replace(available, '$1"creating"') },
-            }),
-        },
-        when: /waiting for mount target fsmt-\w+ to become available \(creating/,
-        exit: 143,
-      },
-      {
-        phase: 'mounting',
-        spec: {
-          job: 'term-mounting',
-          command: job('true'),
-          env: { MOUNTFLEET_STANDIN_MOUNT_DELAY_SECONDS: '1.5' },
-        },
-        when: /\[mounting\]/,
-        exit: 143,
-      },
+    const cases: Array<PhaseHold & { phase: string; signal?: NodeJS.Signals; exit: number }> = [
+      { phase: 'creating', ...holdIn('creating', 'term-creating', 1.5), exit: 143 },
+      // The file system never becomes available (moto has no `creating`: the proxy shows one).
+      { phase: 'waiting', ...holdIn('waiting', 'term-waiting', 1.5), exit: 143 },
+      { phase: 'mount-target', ...holdIn('mount-target', 'term-mount-target', 1.5), exit: 143 },
+      { phase: 'mounting', ...holdIn('mounting', 'term-mounting', 1.5), exit: 143 },
       {
         phase: 'running',
         spec: { job: 'term-running', command: job('exec sleep 30') },
@@ -222,32 +140,18 @@ describe('mountfleet scratch run', () => {
         signal: 'SIGINT',
         exit: 42,
       },
-      {
-        // Teardown goes on to the end; the job had already succeeded.
-        phase: 'tearing-down',
-        spec: {
-          job: 'term-teardown',
-          command: job('true'),
-          faults: (p) =>
-            p.addRule({ service: 'efs', operation: 'DeleteMountTarget', fault: { kind: 'delay', ms: 1500 } }),
-        },
-        when: /\[tearing-down\]/,
-        exit: 0,
-      },
+      // Teardown goes on to the end; the job had already succeeded.
+      { phase: 'tearing-down', ...holdIn('tearing-down', 'term-teardown', 1.5), exit: 0 },
     ];
 
     const outcomes = await Promise.all(
       cases.map(async (c) => {
-        const run = await start(c.spec);
-        await run.waitFor(c.when);
-        await sleep(300);
-        run.child.kill(c.signal ?? 'SIGTERM');
-        const { code } = await run.exited;
+        const run = await signalWhenHeld(scratch, c, c.signal ?? 'SIGTERM', 300);
         return {
           phase: c.phase,
-          code,
+          code: (await run.exited).code,
           mounts: mountsUnder(run.dir),
-          left: await leftovers(net, c.spec.job),
+          left: await leftovers(scratch.net, c.spec.job),
           run,
         };
       }),
@@ -263,22 +167,25 @@ describe('mountfleet scratch run', () => {
       expect(o.run.stderr()).toMatch(/deleted fs-\w+/);
     }
     expect(outcomes.find((o) => o.phase === 'mounting')!.run.helperCalls()).toHaveLength(1);
-    expect(await leftovers(net)).toEqual(NOTHING_LEFT);
+    expect(await leftovers(scratch.net)).toEqual(NOTHING_LEFT);
   });
 
   it('kills a job that ignores SIGTERM once its grace period is over, then tears down', async () => {
-    const run = await start({ job: 'stubborn', command: job("trap '' TERM; echo term-ignored; sleep 30") });
+    const run = await scratch.start({
+      job: 'stubborn',
+      command: job("trap '' TERM; echo term-ignored; sleep 30"),
+    });
     await run.waitFor(/^term-ignored$/m);
     const signalled = Date.now();
     run.child.kill('SIGTERM');
     expect((await run.exited).code).toBe(128 + 9);
     expect(Date.now() - signalled).toBeGreaterThanOrEqual(2000); // --teardown-grace 2
     expect(run.stderr()).toContain('did not exit within 2 s: killing it');
-    expect(await leftovers(net)).toEqual(NOTHING_LEFT);
+    expect(await leftovers(scratch.net)).toEqual(NOTHING_LEFT);
   });
 
   it('stops the job and tears down when IMDS announces a Spot interruption', async () => {
-    const run = await start({
+    const run = await scratch.start({
       job: 'spot-1',
       command: job(
         `trap 'echo got-term > "$TEST_DIR/term"; exit 0' TERM; echo term-trapped; while :; do sleep 0.1; done`,
@@ -286,7 +193,10 @@ describe('mountfleet scratch run', () => {
     });
     await run.waitFor(/^term-trapped$/m);
     const noticed = Date.now();
-    instance.imds.scheduleSpotInterruption({ action: 'terminate', time: new Date(Date.now() + 120_000) });
+    scratch.instance.imds.scheduleSpotInterruption({
+      action: 'terminate',
+      time: new Date(Date.now() + 120_000),
+    });
     const { code } = await run.exited;
     const seconds = (Date.now() - noticed) / 1000;
 
@@ -294,20 +204,20 @@ describe('mountfleet scratch run', () => {
     expect(existsSync(join(run.dir, 'term'))).toBe(true);
     expect(run.stderr()).toMatch(/Spot interruption notice: terminate at \S+Z; stopping the job/);
     expect(seconds).toBeLessThan(10);
-    expect(await leftovers(net)).toEqual(NOTHING_LEFT);
+    expect(await leftovers(scratch.net)).toEqual(NOTHING_LEFT);
   });
 
   it('re-run with the same job id after a crash reuses its file system and mount target, and takes ownership', async () => {
-    const first = await start({ job: 'crashy', command: job('exec sleep 30') });
+    const first = await scratch.start({ job: 'crashy', command: job('exec sleep 30') });
     await first.waitFor(/\[running\]/);
     first.child.kill('SIGKILL'); // the agent dies; its file system stays
     await first.exited;
-    await cleanUpRun(runs.splice(runs.indexOf(first), 1)[0]); // the instance reboots: job and mount gone
+    await scratch.cleanUp(first); // the instance reboots: job and mount gone
     const [left] = await fileSystemsOf('crashy');
     expect(left.NumberOfMountTargets).toBe(1);
 
-    instance.imds.set({ instanceId: 'i-0fedcba9876543210' }); // re-run on a replacement instance, same zone
-    const second = await start({
+    scratch.instance.imds.set({ instanceId: 'i-0fedcba9876543210' }); // re-run on a replacement instance, same zone
+    const second = await scratch.start({
       job: 'crashy',
       command: job('echo "files: $(ls "$MOUNTFLEET_SCRATCH" | wc -l)"'),
     });
@@ -317,13 +227,13 @@ describe('mountfleet scratch run', () => {
     expect(second.proxy.count('efs', 'CreateMountTarget')).toBe(0);
     expect(second.proxy.count('efs', 'TagResource')).toBe(1); // owner tag moved to the new instance
     expect(second.stderr()).toContain(`deleted ${left.FileSystemId}`);
-    expect(await leftovers(net)).toEqual(NOTHING_LEFT);
+    expect(await leftovers(scratch.net)).toEqual(NOTHING_LEFT);
   });
 
   it('rides out throttling and 5xx errors during create and during teardown', async () => {
     // One throttle each (the SDK's adaptive retry then also slows the client down) and 5xx answers.
     const [create, teardown] = await Promise.all([
-      start({
+      scratch.start({
         job: 'faults-create',
         command: job('true'),
         faults: (p) => {
@@ -337,7 +247,7 @@ describe('mountfleet scratch run', () => {
           });
         },
       }),
-      start({
+      scratch.start({
         job: 'faults-teardown',
         command: job('true'),
         faults: (p) => {
@@ -359,13 +269,17 @@ describe('mountfleet scratch run', () => {
     expect(teardown.proxy.count('efs', 'DeleteMountTarget')).toBe(2);
     expect(teardown.stderr()).toMatch(/teardown attempt 1 failed \(InternalServerError/);
     expect(teardown.proxy.count('efs', 'DeleteFileSystem')).toBe(7);
-    expect(await leftovers(net)).toEqual(NOTHING_LEFT);
+    expect(await leftovers(scratch.net)).toEqual(NOTHING_LEFT);
   });
 
   it('warns when --expected-io exceeds the burst credit, and refuses with --strict before touching AWS', async () => {
     const [warned, refused] = await Promise.all([
-      start({ job: 'big-io', command: job('true'), extraArgs: ['--expected-io', '3TiB'] }),
-      start({ job: 'big-io-strict', command: job('true'), extraArgs: ['--expected-io', '3TiB', '--strict'] }),
+      scratch.start({ job: 'big-io', command: job('true'), extraArgs: ['--expected-io', '3TiB'] }),
+      scratch.start({
+        job: 'big-io-strict',
+        command: job('true'),
+        extraArgs: ['--expected-io', '3TiB', '--strict'],
+      }),
     ]);
     expect((await warned.exited).code).toBe(0);
     expect(warned.stderr()).toMatch(
@@ -375,6 +289,6 @@ describe('mountfleet scratch run', () => {
     expect((await refused.exited).code).toBe(2);
     expect(refused.stderr()).toContain('refusing (--strict)');
     expect(refused.proxy.stats().total.requests).toBe(0);
-    expect(await leftovers(net)).toEqual(NOTHING_LEFT);
+    expect(await leftovers(scratch.net)).toEqual(NOTHING_LEFT);
   });
 });

@@ -3,12 +3,11 @@
  * real limit that moto does not enforce: more than 200 values in one filter is FilterLimitExceeded.
  */
 import { CreateFileSystemCommand } from '@aws-sdk/client-efs';
-import { cloudWatchClient, ec2Client, efsClient } from '../../../core/aws';
+import { cloudWatchClient, ec2Client } from '../../../core/aws';
 import { listFleetFileSystems, lookupOwners, readConnections } from '../../../core/reaper/evidence';
-import { reap, type ReaperClients } from '../../../core/reaper/reaper';
+import { reap } from '../../../core/reaper/reaper';
 import { reaperSettingsFromFlags } from '../../../core/reaper/settings';
-import { useEmulator } from '../../support/emulator';
-import { FaultProxy, type RequestInfo } from '../../support/fault-proxy';
+import type { RequestInfo } from '../../support/fault-proxy';
 import { createNetwork } from '../../support/fixtures';
 import {
   UNKNOWN_INSTANCE,
@@ -16,7 +15,9 @@ import {
   createFileSystem,
   describeAll,
   launchOwners,
+  reaperClients,
   seedConnections,
+  useReaperEmulator,
 } from './scenario';
 
 /** The largest `Filter.N.Value.M` index in an EC2 query request. */
@@ -26,21 +27,11 @@ function filterValues(request: RequestInfo): number {
 }
 
 describe('reaper reads and the event fast path (emulator + fault proxy)', () => {
-  const emu = useEmulator();
-  let proxy: FaultProxy;
-  const clients = (): ReaperClients => ({
-    efs: efsClient(),
-    ec2: ec2Client(),
-    cloudwatch: cloudWatchClient(),
-  });
+  const emu = useReaperEmulator();
 
-  beforeAll(async () => {
-    proxy = await FaultProxy.start({ target: emu.endpoint });
-    process.env.AWS_ENDPOINT_URL = proxy.endpoint;
-  });
   beforeEach(() => {
-    proxy.clear();
-    proxy.addRule({
+    emu.proxy.clear();
+    emu.proxy.addRule({
       service: 'ec2',
       operation: 'DescribeInstances',
       match: (r) => filterValues(r) > 200,
@@ -52,10 +43,9 @@ describe('reaper reads and the event fast path (emulator + fault proxy)', () => 
       },
     });
   });
-  afterAll(() => proxy.stop());
 
   it('fast path: reaps only the named instance’s file systems, on the event’s evidence, with the same vetoes', async () => {
-    const c = clients();
+    const c = reaperClients();
     const net = await createNetwork(c.ec2, 1);
     // A Spot interruption warning arrives while the instance still runs.
     const [interrupted] = await launchOwners(c.ec2, 'f1', 'running');
@@ -70,7 +60,7 @@ describe('reaper reads and the event fast path (emulator + fault proxy)', () => 
     });
     const otherFleet = await createFileSystem(c.efs, net, { fleet: 'f2', owner: interrupted });
     await seedConnections(c.cloudwatch, [busy], [1], clock.now());
-    proxy.resetStats();
+    emu.proxy.resetStats();
 
     const report = await reap(c, reaperSettingsFromFlags({ fleetId: 'f1' }), {
       clock,
@@ -83,13 +73,13 @@ describe('reaper reads and the event fast path (emulator + fault proxy)', () => 
 
     expect(report).toMatchObject({ scanned: 2, deleted: [idle], failed: [] });
     expect(report.kept).toEqual([{ id: busy, reason: expect.stringMatching(/in use/) }]);
-    expect(proxy.count('ec2', 'DescribeInstances')).toBe(0);
+    expect(emu.proxy.count('ec2', 'DescribeInstances')).toBe(0);
     const left = await describeAll(c.efs);
     expect([...left.keys()].sort()).toEqual([busy, otherOwner, otherFleet].sort());
   });
 
   it('fast path: a confirmed end of the owner lifts the grace period, a warning does not', async () => {
-    const c = clients();
+    const c = reaperClients();
     const net = await createNetwork(c.ec2, 1);
     const [owner] = await launchOwners(c.ec2, 'f1', 'terminated');
     const clock = clockAt(2); // two minutes old: well inside the 30-minute grace period
@@ -111,7 +101,7 @@ describe('reaper reads and the event fast path (emulator + fault proxy)', () => 
   });
 
   it('fast path: connections in the window still veto a confirmed end', async () => {
-    const c = clients();
+    const c = reaperClients();
     const net = await createNetwork(c.ec2, 1);
     const [owner] = await launchOwners(c.ec2, 'f1', 'terminated');
     const clock = clockAt(2);
@@ -128,9 +118,9 @@ describe('reaper reads and the event fast path (emulator + fault proxy)', () => 
   });
 
   it('lists file systems in pages of 100', async () => {
-    const c = clients();
+    const c = reaperClients();
     const pageSizes: (string | null)[] = [];
-    proxy.addRule({
+    emu.proxy.addRule({
       service: 'efs',
       operation: 'DescribeFileSystems',
       // Observes only: the rule never fires.
@@ -157,14 +147,14 @@ describe('reaper reads and the event fast path (emulator + fault proxy)', () => 
     const end = Date.now();
     await seedConnections(cloudWatchClient(), [ids[0]], [2], end, 5);
     await seedConnections(cloudWatchClient(), [ids[500]], [0, 0], end, 5);
-    proxy.resetStats();
+    emu.proxy.resetStats();
 
     const read = await readConnections(cloudWatchClient(), ids, {
       start: new Date(end - 30 * 60_000),
       end: new Date(end),
     });
 
-    expect(proxy.count('cloudwatch', 'GetMetricData')).toBe(2);
+    expect(emu.proxy.count('cloudwatch', 'GetMetricData')).toBe(2);
     expect(read.get(ids[0])).toEqual({ kind: 'in-use', connections: 2 });
     expect(read.get(ids[500])).toEqual({ kind: 'idle' });
     expect(read.get(ids[250])).toEqual({ kind: 'no-data' });
@@ -176,12 +166,12 @@ describe('reaper reads and the event fast path (emulator + fault proxy)', () => 
     const terminated = await launchOwners(ec2, 'f1', 'terminated', 3);
     const untagged = await launchOwners(ec2, 'other', 'running', 2); // owners that lack this fleet's tag
     const unknown = Array.from({ length: 40 }, (_, i) => `i-0${i.toString(16).padStart(16, '0')}`);
-    proxy.resetStats();
+    emu.proxy.resetStats();
 
     const owners = await lookupOwners(ec2, 'f1', [...fleet, ...terminated, ...untagged, ...unknown]);
 
-    expect(proxy.count('ec2', 'DescribeInstances')).toBe(2);
-    expect(proxy.stats().byOperation['ec2:DescribeInstances'].faulted).toBe(0);
+    expect(emu.proxy.count('ec2', 'DescribeInstances')).toBe(2);
+    expect(emu.proxy.stats().byOperation['ec2:DescribeInstances'].faulted).toBe(0);
     for (const id of [...fleet, ...untagged])
       expect(owners.get(id)).toEqual({ kind: 'present', state: 'running' });
     for (const id of terminated) expect(owners.get(id)).toEqual({ kind: 'gone', detail: 'is terminated' });
@@ -190,7 +180,11 @@ describe('reaper reads and the event fast path (emulator + fault proxy)', () => 
 
   it('never takes a failed owner lookup for a gone owner', async () => {
     const ec2 = ec2Client({ maxAttempts: 1 });
-    proxy.addRule({ service: 'ec2', operation: 'DescribeInstances', fault: { kind: '5xx', status: 503 } });
+    emu.proxy.addRule({
+      service: 'ec2',
+      operation: 'DescribeInstances',
+      fault: { kind: '5xx', status: 503 },
+    });
     const owners = await lookupOwners(ec2, 'f1', [UNKNOWN_INSTANCE]);
     expect(owners.get(UNKNOWN_INSTANCE)).toMatchObject({ kind: 'lookup-failed' });
   });

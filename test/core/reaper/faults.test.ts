@@ -2,12 +2,9 @@
  * Throttling and server errors on every operation of every service (deterministic, seeded): the reaper may
  * fail to finish, but never deletes what it should keep; once the faults stop, two runs clear every orphan.
  */
-import { cloudWatchClient, ec2Client, efsClient } from '../../../core/aws';
-import { reap, type ReaperClients } from '../../../core/reaper/reaper';
+import { reap } from '../../../core/reaper/reaper';
 import type { ReapReport } from '../../../core/reaper/report';
 import { reaperSettingsFromFlags } from '../../../core/reaper/settings';
-import { useEmulator } from '../../support/emulator';
-import { FaultProxy } from '../../support/fault-proxy';
 import { createNetwork } from '../../support/fixtures';
 import {
   UNKNOWN_INSTANCE,
@@ -15,7 +12,9 @@ import {
   createFileSystem,
   describeAll,
   launchOwners,
+  reaperClients,
   seedConnections,
+  useReaperEmulator,
 } from './scenario';
 
 /** mulberry32: a small seeded PRNG so the fault pattern is the same on every run. */
@@ -30,17 +29,10 @@ function seeded(seed: number): () => number {
 }
 
 describe('reap under throttling and 5xx (emulator + fault proxy)', () => {
-  const emu = useEmulator();
-  let proxy: FaultProxy;
-
-  beforeAll(async () => {
-    proxy = await FaultProxy.start({ target: emu.endpoint, random: seeded(42) });
-    process.env.AWS_ENDPOINT_URL = proxy.endpoint;
-  });
-  afterAll(() => proxy.stop());
+  const emu = useReaperEmulator({ random: seeded(42) });
 
   it('deletes nothing it should keep, and every orphan is gone two runs after the faults stop', async () => {
-    const setup: ReaperClients = { efs: efsClient(), ec2: ec2Client(), cloudwatch: cloudWatchClient() };
+    const setup = reaperClients();
     const net = await createNetwork(setup.ec2, 1);
     const [running] = await launchOwners(setup.ec2, 'f1', 'running');
     const [terminated] = await launchOwners(setup.ec2, 'f1', 'terminated');
@@ -70,7 +62,7 @@ describe('reap under throttling and 5xx (emulator + fault proxy)', () => {
     );
 
     // Fresh clients for the reaper: their adaptive retry state starts clean, as in a new Lambda container.
-    const clients: ReaperClients = { efs: efsClient(), ec2: ec2Client(), cloudwatch: cloudWatchClient() };
+    const clients = reaperClients();
     const settings = reaperSettingsFromFlags({ fleetId: 'f1' });
     // Every read operation fails at least once for sure; then a random 52% of all requests fail.
     for (const [service, operation] of [
@@ -78,12 +70,12 @@ describe('reap under throttling and 5xx (emulator + fault proxy)', () => {
       ['cloudwatch', 'GetMetricData'],
       ['ec2', 'DescribeInstances'],
     ]) {
-      proxy.addRule({ service, operation, fault: { kind: '5xx', status: 503 }, times: 1 });
+      emu.proxy.addRule({ service, operation, fault: { kind: '5xx', status: 503 }, times: 1 });
     }
-    proxy.addRule({ service: '*', fault: { kind: 'throttle' }, probability: 0.3 });
-    proxy.addRule({ service: '*', fault: { kind: '5xx', status: 500 }, probability: 0.2 });
-    proxy.addRule({ service: '*', fault: { kind: '5xx', status: 503 }, probability: 0.1 });
-    proxy.resetStats();
+    emu.proxy.addRule({ service: '*', fault: { kind: 'throttle' }, probability: 0.3 });
+    emu.proxy.addRule({ service: '*', fault: { kind: '5xx', status: 500 }, probability: 0.2 });
+    emu.proxy.addRule({ service: '*', fault: { kind: '5xx', status: 503 }, probability: 0.1 });
+    emu.proxy.resetStats();
 
     let faulty: ReapReport | Error;
     try {
@@ -91,8 +83,8 @@ describe('reap under throttling and 5xx (emulator + fault proxy)', () => {
     } catch (err) {
       faulty = err as Error; // listing itself gave up: the run fails, having touched nothing
     }
-    const faultStats = proxy.stats();
-    proxy.clear();
+    const faultStats = emu.proxy.stats();
+    emu.proxy.clear();
 
     expect(faultStats.total.faulted).toBeGreaterThan(10);
     for (const service of ['efs', 'ec2', 'cloudwatch'])

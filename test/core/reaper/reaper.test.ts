@@ -4,14 +4,11 @@
  * for the rest), as a real fleet's would be. Lifecycle states moto never reports (error, creating,
  * deleting) are injected by the fault proxy rewriting DescribeFileSystems answers.
  */
-import { cloudWatchClient, ec2Client, efsClient } from '../../../core/aws';
-import { reap, type Outcome, type ReaperClients } from '../../../core/reaper/reaper';
+import { reap, type Outcome } from '../../../core/reaper/reaper';
 import type { ReapReport } from '../../../core/reaper/report';
 import { reaperSettingsFromFlags } from '../../../core/reaper/settings';
 import { TAG_MARKED_IDLE_AT } from '../../../core/tags';
 import type { FileSystemDescription } from '@aws-sdk/client-efs';
-import { useEmulator } from '../../support/emulator';
-import { FaultProxy } from '../../support/fault-proxy';
 import { createNetwork } from '../../support/fixtures';
 import {
   UNKNOWN_INSTANCE,
@@ -19,8 +16,10 @@ import {
   createFileSystem,
   describeAll,
   launchOwners,
+  reaperClients,
   seedConnections,
   tagOf,
+  useReaperEmulator,
   withLifecycleState,
   type OwnerState,
 } from './scenario';
@@ -155,14 +154,7 @@ const CASES: Case[] = [
 ];
 
 describe('reap (emulator): one file system per evidence combination', () => {
-  const emu = useEmulator();
-  let proxy: FaultProxy;
-
-  beforeAll(async () => {
-    proxy = await FaultProxy.start({ target: emu.endpoint });
-    process.env.AWS_ENDPOINT_URL = proxy.endpoint;
-  });
-  afterAll(() => proxy.stop());
+  const emu = useReaperEmulator();
 
   interface Observed {
     readonly outcomes: string[];
@@ -176,8 +168,8 @@ describe('reap (emulator): one file system per evidence combination', () => {
   /** Builds every case in a fresh emulator, runs the reaper, and records what happened to each file system. */
   async function runAll(dryRun: boolean): Promise<Map<string, Observed>> {
     await emu.reset();
-    proxy.clear();
-    const clients: ReaperClients = { efs: efsClient(), ec2: ec2Client(), cloudwatch: cloudWatchClient() };
+    emu.proxy.clear();
+    const clients = reaperClients();
     const net = await createNetwork(clients.ec2, 1);
     const owners: Record<string, string> = { unknown: UNKNOWN_INSTANCE };
     for (const state of ['running', 'stopped', 'terminated'] as const) {
@@ -202,7 +194,7 @@ describe('reap (emulator): one file system per evidence combination', () => {
       if (c.connections) await seedConnections(clients.cloudwatch, [id], c.connections, clock.now());
       if (c.lifecycle) lifecycle[id] = c.lifecycle;
     }
-    proxy.addRule({
+    emu.proxy.addRule({
       service: 'efs',
       operation: 'DescribeFileSystems',
       fault: { kind: 'rewrite', rewrite: withLifecycleState(lifecycle) },

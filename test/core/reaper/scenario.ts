@@ -1,6 +1,7 @@
 /**
  * Builds reaper scenarios in the emulator: owner instances in a given state, scratch file systems with or
- * without a mount target and idle mark, and ClientConnections datapoints seeded into `AWS/EFS`.
+ * without a mount target and idle mark, and ClientConnections datapoints seeded into `AWS/EFS`; and the
+ * emulator behind one fault proxy for a reaper test file.
  */
 import { PutMetricDataCommand, type CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import {
@@ -10,9 +11,62 @@ import {
   type EC2Client,
 } from '@aws-sdk/client-ec2';
 import { DescribeFileSystemsCommand, type EFSClient, type FileSystemDescription } from '@aws-sdk/client-efs';
+import { cloudWatchClient, ec2Client, efsClient } from '../../../core/aws';
 import type { Clock } from '../../../core/clock';
+import type { ReaperClients } from '../../../core/reaper/reaper';
 import { TAG_FLEET, TAG_MARKED_IDLE_AT } from '../../../core/tags';
-import { createScratchFileSystem, type TestNetwork } from '../../support/fixtures';
+import { useEmulator, type Emulator } from '../../support/emulator';
+import { FaultProxy } from '../../support/fault-proxy';
+import { createNetwork, createScratchFileSystem, type TestNetwork } from '../../support/fixtures';
+
+/**
+ * Jest hooks for a reaper test file: the emulator, and one fault proxy in front of it for the whole file
+ * that every client from core/aws.ts goes through from beforeAll on (so scenarios built in a beforeAll see
+ * its rules too). Rules and counts carry over between tests: each test clears what it needs. `random`
+ * replaces the proxy's random source, for a fault pattern that is the same on every run.
+ */
+export function useReaperEmulator(
+  options: { readonly random?: () => number } = {},
+): Emulator & { readonly proxy: FaultProxy } {
+  const emulator = useEmulator();
+  let proxy: FaultProxy | undefined;
+  beforeAll(async () => {
+    proxy = await FaultProxy.start({ target: emulator.endpoint, random: options.random });
+    process.env.AWS_ENDPOINT_URL = proxy.endpoint;
+  });
+  afterAll(() => proxy?.stop());
+  return {
+    endpoint: emulator.endpoint,
+    reset: () => emulator.reset(),
+    get proxy(): FaultProxy {
+      if (!proxy) throw new Error('useReaperEmulator: the proxy starts in beforeAll; use it inside tests');
+      return proxy;
+    },
+  };
+}
+
+/** Fresh reaper clients, as a new Lambda container has (adaptive retry state included). */
+export function reaperClients(): ReaperClients {
+  return { efs: efsClient(), ec2: ec2Client(), cloudwatch: cloudWatchClient() };
+}
+
+/**
+ * Fleet `f1` in one subnet with a running and a terminated owner, and two file systems with a mount
+ * target: an orphan (its owner terminated) and one in use (its owner running, a connection 10 min ago).
+ */
+export async function seedFleet(clients: ReaperClients) {
+  const net = await createNetwork(clients.ec2, 1);
+  const [running] = await launchOwners(clients.ec2, 'f1', 'running');
+  const [terminated] = await launchOwners(clients.ec2, 'f1', 'terminated');
+  const orphan = await createFileSystem(clients.efs, net, {
+    fleet: 'f1',
+    owner: terminated,
+    mountTarget: true,
+  });
+  const inUse = await createFileSystem(clients.efs, net, { fleet: 'f1', owner: running, mountTarget: true });
+  await seedConnections(clients.cloudwatch, [inUse], [1], Date.now());
+  return { net, running, terminated, orphan, inUse };
+}
 
 /** An instance id in the right format that EC2 has never heard of. */
 export const UNKNOWN_INSTANCE = 'i-0123456789abcdef0';

@@ -79,7 +79,10 @@ describe('runScratchJob (emulator)', () => {
     let reads = 0;
     const result = await runScratchJob(
       request({
-        readSpotNotice: async () => (++reads, { action: 'terminate', time: new Date(Date.now() + 120_000) }),
+        readTerminationNotice: async () => (
+          ++reads,
+          { source: 'spot', action: 'terminate', time: new Date(Date.now() + 120_000) }
+        ),
         command: '/bin/sh',
         args: ['-c', 'echo must-not-run; exit 9'],
       }),

@@ -35,6 +35,13 @@ describe('scratch provisioning (emulator)', () => {
     ownerInstanceId: owner,
     availabilityZoneName: az,
   });
+  /** Makes DescribeFileSystems through the proxy report every available file system as `state`. */
+  const reportFileSystemsAs = (state: string) =>
+    proxy.addRule({
+      service: 'efs',
+      operation: 'DescribeFileSystems',
+      fault: { kind: 'rewrite', rewrite: (body) => body.replace(available, `$1"${state}"`) },
+    });
   /** A clock whose sleeps pass at once (and can do something meanwhile). */
   const fastClock = (onSleep: () => Promise<void> = async () => undefined): Clock => {
     let t = 0;
@@ -100,11 +107,7 @@ describe('scratch provisioning (emulator)', () => {
 
   it('waits for a previous file system of the job to finish deleting, then creates a fresh one', async () => {
     const old = await createScratchFileSystem(efs(), { fleet: 'f1' }, 'mf/f1/job-1');
-    proxy.addRule({
-      service: 'efs',
-      operation: 'DescribeFileSystems',
-      fault: { kind: 'rewrite', rewrite: (body) => body.replace(available, '$1"deleting"') },
-    });
+    reportFileSystemsAs('deleting');
     // The deletion finishes while we wait.
     const clock = fastClock(async () => {
       await efs()
@@ -118,11 +121,7 @@ describe('scratch provisioning (emulator)', () => {
 
   it('bounds the wait for `available`, and stops it when interrupted', async () => {
     const id = await createScratchFileSystem(efs(), { fleet: 'f1' }, 'tok');
-    proxy.addRule({
-      service: 'efs',
-      operation: 'DescribeFileSystems',
-      fault: { kind: 'rewrite', rewrite: (body) => body.replace(available, '$1"creating"') },
-    });
+    reportFileSystemsAs('creating');
     const progress: string[] = [];
     await expect(
       waitForFileSystem(proxied(), id, {
