@@ -6,15 +6,15 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../core/config';
 import { VERSION } from '../core/version';
-import { register as registerPlan } from './commands/plan';
 import { register as registerBench } from './commands/bench';
-import { register as registerShard } from './commands/shard';
-import { register as registerScratch } from './commands/scratch';
-import { register as registerReap } from './commands/reap';
-import { register as registerUp } from './commands/up';
-import { register as registerStatus } from './commands/status';
 import { register as registerDown } from './commands/down';
+import { register as registerPlan } from './commands/plan';
+import { register as registerReap } from './commands/reap';
+import { register as registerScratch } from './commands/scratch';
+import { register as registerShard } from './commands/shard';
+import { register as registerStatus } from './commands/status';
 import { register as registerTune } from './commands/tune';
+import { register as registerUp } from './commands/up';
 
 /** Shared by all commands: a command's action sets `exitCode` to pass a status through. */
 export interface CliContext {
@@ -23,16 +23,17 @@ export interface CliContext {
 
 export type RegisterCommand = (program: Command, ctx: CliContext) => void;
 
+// In the order `--help` lists them: on an instance first, then operators, then planning tools.
 const COMMANDS: RegisterCommand[] = [
-  registerPlan,
-  registerBench,
-  registerShard,
-  registerScratch,
-  registerReap,
   registerUp,
   registerStatus,
   registerDown,
   registerTune,
+  registerScratch,
+  registerReap,
+  registerPlan,
+  registerBench,
+  registerShard,
 ];
 
 export function buildProgram(ctx: CliContext): Command {
