@@ -151,20 +151,43 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
-/** Formats zod issues as `field.path: message` lines, one per problem. */
-export function formatIssues(error: z.ZodError, source: string): string {
+/** Formats zod issues under a heading, as `field.path: message` lines, one per problem. */
+export function formatIssues(error: z.ZodError, heading: string): string {
   const lines = error.issues.map((i) => {
     // A bad record key reports "Invalid key in record"; the key schema's own message says what to do.
     const message = i.code === 'invalid_key' && i.issues.length ? `key ${i.issues[0].message}` : i.message;
     return `  ${i.path.length ? i.path.join('.') : '(root)'}: ${message}`;
   });
-  return `invalid agent config ${source}:\n${lines.join('\n')}`;
+  return `${heading}:\n${lines.join('\n')}`;
+}
+
+/**
+ * Reads and parses a JSON file. `what` names it in errors ("agent config"), `hint` says how to point
+ * at another file; `toError` makes the caller's own error type.
+ */
+export function readJsonFile(
+  path: string,
+  what: string,
+  toError: (message: string) => Error,
+  hint = '',
+): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw toError(`cannot read ${what} ${path}: ${(e as Error).message}${hint}`);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (e) {
+    throw toError(`${what} ${path} is not valid JSON: ${(e as Error).message}`);
+  }
 }
 
 /** Validates a parsed value; throws ConfigError naming every bad field. */
 export function parseAgentConfig(value: unknown, source = '(inline)'): AgentConfig {
   const result = agentConfigSchema.safeParse(value);
-  if (!result.success) throw new ConfigError(formatIssues(result.error, source));
+  if (!result.success) throw new ConfigError(formatIssues(result.error, `invalid agent config ${source}`));
   return result.data;
 }
 
@@ -172,19 +195,11 @@ export function parseAgentConfig(value: unknown, source = '(inline)'): AgentConf
 export function loadAgentConfig(
   path = process.env.MOUNTFLEET_CONFIG ?? DEFAULT_AGENT_CONFIG_PATH,
 ): AgentConfig {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new ConfigError(
-      `cannot read agent config ${path}: ${(e as Error).message} (pass --config FILE or set MOUNTFLEET_CONFIG)`,
-    );
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (e) {
-    throw new ConfigError(`agent config ${path} is not valid JSON: ${(e as Error).message}`);
-  }
+  const json = readJsonFile(
+    path,
+    'agent config',
+    (m) => new ConfigError(m),
+    ' (pass --config FILE or set MOUNTFLEET_CONFIG)',
+  );
   return parseAgentConfig(json, path);
 }

@@ -3,10 +3,15 @@
  * context `mountfleetConfig=path.json`. Every field has a default, so `cdk synth` works with no config.
  * See examples/mountfleet.config.json.
  */
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { AZ_ID_PATTERN, BUCKET_NAME_PATTERN, CACHE_POLICIES } from '../core/config';
+import {
+  AZ_ID_PATTERN,
+  BUCKET_NAME_PATTERN,
+  CACHE_POLICIES,
+  formatIssues,
+  readJsonFile,
+} from '../core/config';
 import { FLEET_ID_PATTERN } from '../core/tags';
 
 /** AZ IDs that exist in every account of us-east-1 (AZ IDs, unlike names, are the same everywhere). */
@@ -123,10 +128,7 @@ export class AppConfigError extends Error {
 export function resolveAppConfig(value: unknown, source: string): ResolvedStackConfig[] {
   const parsed = appConfigSchema.safeParse(value ?? {});
   if (!parsed.success) {
-    const lines = parsed.error.issues.map(
-      (i) => `  ${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`,
-    );
-    throw new AppConfigError(`invalid mountfleet config ${source}:\n${lines.join('\n')}`);
+    throw new AppConfigError(formatIssues(parsed.error, `invalid mountfleet config ${source}`));
   }
   const { environments, ...shared } = parsed.data;
   if (!environments || Object.keys(environments).length === 0)
@@ -226,19 +228,10 @@ export function loadAppConfig(context: ContextReader): ResolvedStackConfig[] {
   const file = context.tryGetContext('mountfleetConfig');
   if (typeof file === 'string' && file !== '') {
     const path = resolve(file);
-    let text: string;
-    try {
-      text = readFileSync(path, 'utf8');
-    } catch (e) {
-      throw new AppConfigError(`cannot read mountfleet config ${path}: ${(e as Error).message}`);
-    }
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch (e) {
-      throw new AppConfigError(`mountfleet config ${path} is not valid JSON: ${(e as Error).message}`);
-    }
-    return resolveAppConfig(json, path);
+    return resolveAppConfig(
+      readJsonFile(path, 'mountfleet config', (m) => new AppConfigError(m)),
+      path,
+    );
   }
   let inline = context.tryGetContext('mountfleet');
   if (typeof inline === 'string') {
