@@ -295,7 +295,7 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
     acknowledgeWildcardResource(
       this.role,
       '*',
-      'Describe/list calls without resource-level permissions (ec2:DescribeInstanceTypes, DescribeSubnets, DescribeNetworkInterfaces, autoscaling:DescribeAutoScalingInstances, elasticfilesystem:DescribeFileSystems), and elasticfilesystem:CreateFileSystem, which has no resource type and is gated by conditions on the fleet tag, the allowed tag keys and encryption.',
+      'Describe/list calls without resource-level permissions (ec2:DescribeInstanceTypes, DescribeSubnets, DescribeNetworkInterfaces, DescribeInstances, autoscaling:DescribeAutoScalingInstances, elasticfilesystem:DescribeFileSystems), and elasticfilesystem:CreateFileSystem, which has no resource type and is gated by conditions on the fleet tag, the allowed tag keys and encryption.',
     );
     acknowledgeWildcardResource(
       this.role,

@@ -176,10 +176,16 @@ export class ScratchFileSystems extends Construct implements ec2.IConnectable {
           { StringEquals: { [`aws:ResourceTag/${TAG_FLEET}`]: this.fleetId } },
         ),
       )
-      // Lookup by CreationToken (idempotent create) is a list call: no resource-level permission exists.
+      // Lookup by CreationToken (idempotent create) is a list call, and so is the check that a reused file
+      // system's previous owner instance is no longer running: no resource-level permissions exist.
       .combine(
         allow(
-          ['elasticfilesystem:DescribeFileSystems', 'ec2:DescribeSubnets', 'ec2:DescribeNetworkInterfaces'],
+          [
+            'elasticfilesystem:DescribeFileSystems',
+            'ec2:DescribeSubnets',
+            'ec2:DescribeNetworkInterfaces',
+            'ec2:DescribeInstances',
+          ],
           ['*'],
         ),
       )
