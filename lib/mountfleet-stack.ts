@@ -1,5 +1,4 @@
 import { CfnOutput, Duration, Size, Stack, type StackProps } from 'aws-cdk-lib';
-import * as events from 'aws-cdk-lib/aws-events';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import type { ResolvedStackConfig } from './app-config';
@@ -89,10 +88,7 @@ export class MountfleetStack extends Stack {
       fleetId,
       network: this.network,
       dryRun: r.dryRun,
-      schedule:
-        r.scheduleMinutes === undefined
-          ? undefined
-          : events.Schedule.rate(Duration.minutes(r.scheduleMinutes)),
+      scheduleInterval: r.scheduleMinutes === undefined ? undefined : Duration.minutes(r.scheduleMinutes),
       gracePeriod: r.graceMinutes === undefined ? undefined : Duration.minutes(r.graceMinutes),
       idleWindow: r.idleWindowMinutes === undefined ? undefined : Duration.minutes(r.idleWindowMinutes),
       maxDeletionsPerRun: r.maxDeletionsPerRun,

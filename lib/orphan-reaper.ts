@@ -37,8 +37,12 @@ export interface OrphanReaperProps {
   readonly network?: IFleetNetwork;
   /** Only report what would be deleted or marked. @default false */
   readonly dryRun?: boolean;
-  /** When the full scan runs. @default Schedule.rate(Duration.minutes(15)) */
-  readonly schedule?: events.Schedule;
+  /**
+   * How often the full scan runs (whole minutes, 1 minute to 1 day). Also the period of `metricDecision` and
+   * of the deletion alarm, so that one period holds one scheduled run's deletions.
+   * @default Duration.minutes(15)
+   */
+  readonly scheduleInterval?: Duration;
   /** How old a file system without a mount target must be before it counts as orphaned. @default Duration.minutes(30) */
   readonly gracePeriod?: Duration;
   /** How long `ClientConnections` must be zero for metric-only evidence. @default Duration.minutes(30) */
@@ -55,7 +59,7 @@ export interface OrphanReaperProps {
   readonly logRetention?: logs.RetentionDays;
   /** Whether to create the alarms (errors, deletion bursts, dead letters). @default true */
   readonly alarms?: boolean;
-  /** Deletions per 15 minutes above which the deletion alarm fires. @default 20 */
+  /** Deletions per schedule interval above which the deletion alarm fires. @default 20 */
   readonly deletionAlarmThreshold?: number;
 }
 
@@ -99,6 +103,16 @@ export class OrphanReaper extends Construct {
         'make it shorter than timeout',
       );
     }
+    const scheduleInterval = props.scheduleInterval ?? Duration.minutes(15);
+    const intervalSeconds = scheduleInterval.toSeconds();
+    if (intervalSeconds % 60 !== 0 || intervalSeconds < 60 || intervalSeconds > 86_400) {
+      invalidProp(
+        this,
+        'scheduleInterval',
+        `${scheduleInterval.toHumanString()} is not a whole number of minutes from 1 minute to 1 day`,
+        'for example Duration.minutes(15)',
+      );
+    }
     const codeDir = reaperBundleDir();
     if (!existsSync(join(codeDir, 'index.js'))) {
       invalidProp(
@@ -109,7 +123,7 @@ export class OrphanReaper extends Construct {
       );
     }
     this.fleetId = props.fleetId;
-    this.schedulePeriod = Duration.minutes(15);
+    this.schedulePeriod = scheduleInterval;
 
     this.logGroup = new logs.LogGroup(this, 'LogGroup', {
       retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
@@ -159,7 +173,7 @@ export class OrphanReaper extends Construct {
     });
     new events.Rule(this, 'Schedule', {
       description: `mountfleet ${props.fleetId}: scheduled orphan scan`,
-      schedule: props.schedule ?? events.Schedule.rate(this.schedulePeriod),
+      schedule: events.Schedule.rate(this.schedulePeriod),
       targets: [target],
     });
     new events.Rule(this, 'SpotInterruption', {
@@ -217,7 +231,7 @@ export class OrphanReaper extends Construct {
     );
   }
 
-  /** A reaper decision count for this fleet (namespace `Mountfleet`, dimension `Fleet`, Sum). */
+  /** A reaper decision count for this fleet (namespace `Mountfleet`, dimension `Fleet`, Sum per schedule interval). */
   metricDecision(name: ReaperMetricName, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
     return new cloudwatch.Metric({
       namespace: REAPER_METRIC_NAMESPACE,
@@ -250,7 +264,6 @@ export class OrphanReaper extends Construct {
           'elasticfilesystem:DescribeMountTargets',
           'cloudwatch:GetMetricData',
           'ec2:DescribeInstances',
-          'ec2:DescribeNetworkInterfaces',
         ],
         resources: ['*'],
       }),
@@ -272,6 +285,8 @@ export class OrphanReaper extends Construct {
         conditions: {
           StringEquals: { [`aws:ResourceTag/${TAG_FLEET}`]: this.fleetId },
           'ForAllValues:StringEquals': { 'aws:TagKeys': [TAG_MARKED_IDLE_AT] },
+          // ForAllValues is also true of a request with no tag keys at all: require some.
+          Null: { 'aws:TagKeys': 'false' },
         },
       }),
     );
@@ -284,7 +299,7 @@ export class OrphanReaper extends Construct {
     acknowledgeWildcardResource(
       role,
       '*',
-      'Read-only evidence calls without resource-level permissions: elasticfilesystem:DescribeFileSystems/DescribeMountTargets (a paginated scan of the Region), cloudwatch:GetMetricData, ec2:DescribeInstances, ec2:DescribeNetworkInterfaces.',
+      'Read-only evidence calls without resource-level permissions: elasticfilesystem:DescribeFileSystems/DescribeMountTargets (a paginated scan of the Region), cloudwatch:GetMetricData, ec2:DescribeInstances.',
     );
     acknowledgeWildcardResource(
       role,

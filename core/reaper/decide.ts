@@ -10,7 +10,8 @@
  * 2. any client connection in the window vetoes everything (and clears an idle mark); unreadable metrics
  *    also keep the file system, because a live mount cannot be ruled out;
  * 3. strong evidence deletes: lifecycle `error`, no mount target, owner gone (terminated, shutting down,
- *    unknown to EC2, or named by an interruption/termination event). A failed lookup is never "gone";
+ *    unknown to EC2, or named by a termination event). A failed lookup is never "gone". A Spot warning
+ *    names an instance that still runs: it deletes only on all-zero datapoints, never on none;
  * 4. metric-only evidence (owner present, every datapoint zero) is two-phase: mark, then delete once the
  *    mark has aged a full window and the file system is still idle. No datapoints is not zero.
  */
@@ -73,6 +74,11 @@ export type Action = 'delete' | 'mark' | 'unmark' | 'keep';
 export interface Decision {
   readonly action: Action;
   readonly reason: string;
+  /**
+   * 'no-mount-target' when a deletion rests only on the file system having no mount target: a mount target
+   * appearing before DeleteFileSystem contradicts that evidence, so the deletion must not tear it down.
+   */
+  readonly basis?: 'no-mount-target';
 }
 export type Need = { readonly need: 'connections' } | { readonly need: 'owner'; readonly instanceId: string };
 
@@ -132,11 +138,20 @@ export function decide(fs: FileSystemFacts, evidence: Evidence, ctx: DecisionCon
   }
 
   if (fs.lifeCycleState === 'error') return del('lifecycle state error');
-  if (fs.mountTargets === 0) return del(`no mount target ${ageMinutes} min after creation`);
+  if (fs.mountTargets === 0) {
+    return { ...del(`no mount target ${ageMinutes} min after creation`), basis: 'no-mount-target' };
+  }
 
   const owner = fs.ownerInstanceId;
   const ownerIsValid = owner !== undefined && INSTANCE_ID_PATTERN.test(owner);
   if (ownerIsValid && ctx.goneInstance?.instanceId === owner) {
+    // A warned instance still runs its job for about two minutes: only all-zero datapoints show it has
+    // stopped using the file system. No datapoints is not zero; the termination event decides then.
+    if (!ctx.goneInstance.confirmed && connections.kind === 'no-data') {
+      return keep(
+        `Spot warning for owner ${owner}: instance still running, no datapoints — waiting for the termination event`,
+      );
+    }
     return del(`owner ${owner} is going: ${ctx.goneInstance.cause}`);
   }
   let ownerNote: string;

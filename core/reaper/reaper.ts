@@ -135,25 +135,44 @@ async function decideAll(
   );
 }
 
-/** Deletes one file system: straight to DeleteFileSystem when it has no mount target, else the full teardown. */
+type DeletionResult =
+  | { readonly status: 'deleted' }
+  /** The teardown is under way; the next run resumes it. */
+  | { readonly status: 'pending'; readonly reason: string }
+  /** What the reaper saw at deletion time contradicts the decision's evidence: nothing was touched. */
+  | { readonly status: 'contradicted'; readonly reason: string };
+
+/**
+ * Deletes one file system: straight to DeleteFileSystem when it had no mount target, else the full teardown.
+ * FileSystemInUse there means a mount target appeared since the listing: when "no mount target" was the
+ * decision's only evidence that contradicts it (someone is setting the file system up), so it is kept;
+ * evidence that does not depend on mount targets (owner gone, lifecycle error) still holds, and the full
+ * teardown removes the new mount target too.
+ */
 async function deleteFileSystem(
   efs: EFSClient,
   fs: FileSystemFacts,
+  decision: Decision,
   teardown: { clock: Clock; maxWaitMs: number; onProgress?: (m: string) => void },
-): Promise<{ done: true } | { done: false; reason: string }> {
+): Promise<DeletionResult> {
   if (fs.mountTargets === 0) {
     try {
       await efs.send(new DeleteFileSystemCommand({ FileSystemId: fs.id }));
-      return { done: true };
+      return { status: 'deleted' };
     } catch (err) {
       const name = (err as { name?: string }).name;
-      if (name === 'FileSystemNotFound') return { done: true };
-      // FileSystemInUse: a mount target appeared since the listing; the teardown handles it.
+      if (name === 'FileSystemNotFound') return { status: 'deleted' };
       if (name !== 'FileSystemInUse') throw err;
+      if (decision.basis === 'no-mount-target') {
+        return {
+          status: 'contradicted',
+          reason: 'a mount target appeared since the listing; decided again next run',
+        };
+      }
     }
   }
   const outcome = await teardownFileSystem(efs, fs.id, teardown);
-  return outcome.status === 'pending' ? { done: false, reason: outcome.reason } : { done: true };
+  return outcome.status === 'pending' ? { status: 'pending', reason: outcome.reason } : { status: 'deleted' };
 }
 
 export async function reap(
@@ -227,12 +246,13 @@ export async function reap(
           );
           return record(fs, decision, 'unmarked');
         default: {
-          const result = await deleteFileSystem(clients.efs, fs, {
+          const result = await deleteFileSystem(clients.efs, fs, decision, {
             clock,
             maxWaitMs: Math.max(0, Math.min(options.teardownMaxWaitMs ?? 120_000, timeLeft())),
             onProgress: options.onProgress,
           });
-          if (result.done) return record(fs, decision, 'deleted');
+          if (result.status === 'deleted') return record(fs, decision, 'deleted');
+          if (result.status === 'contradicted') return record(fs, decision, 'kept', result.reason);
           return record(
             fs,
             decision,

@@ -15,8 +15,10 @@ import {
   type ComputeFleetProps,
   type FleetMount,
 } from '../../lib';
+import { resolveAppConfig } from '../../lib/app-config';
+import { MountfleetStack } from '../../lib/mountfleet-stack';
 import { agentUnit, AGENT_LAUNCHER_PATH } from '../../lib/private/user-data';
-import { agentJsonOf, ensureBundles, testStack, userDataOf } from './support';
+import { agentJsonOf, ensureBundles, fastApp, testStack, userDataOf } from './support';
 
 beforeAll(ensureBundles);
 
@@ -648,6 +650,7 @@ describe('OrphanReaper', () => {
         Condition: {
           StringEquals: { 'aws:ResourceTag/mountfleet:fleet': 'train' },
           'ForAllValues:StringEquals': { 'aws:TagKeys': ['mountfleet:marked-idle-at'] },
+          Null: { 'aws:TagKeys': 'false' },
         },
       }),
     );
@@ -670,14 +673,30 @@ describe('OrphanReaper', () => {
           'elasticfilesystem:DescribeMountTargets',
           'cloudwatch:GetMetricData',
           'ec2:DescribeInstances',
-          'ec2:DescribeNetworkInterfaces',
         ],
         Resource: '*',
       }),
     );
+    // No reaper code (evidence or teardown) reads network interfaces.
+    expect(JSON.stringify(all)).not.toContain('ec2:DescribeNetworkInterfaces');
     const eni = all.find((s) => s.Action === 'ec2:DeleteNetworkInterface');
     expect(eni?.Condition).toEqual({ ArnEquals: { 'ec2:Subnet': expect.any(Array) } });
     expect(JSON.stringify(all)).not.toMatch(/elasticfilesystem:\*|"Action":"\*"/);
+  });
+
+  test('reaper.scheduleMinutes sets the schedule, the deletion alarm period and metricDecision', () => {
+    const [config] = resolveAppConfig({ reaper: { scheduleMinutes: 60 } }, '(test)');
+    const stack = new MountfleetStack(fastApp(), config.stackName, { config });
+    const t = Template.fromStack(stack);
+    t.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(1 hour)' });
+    t.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'Deleted', Period: 3600 });
+    expect(stack.reaper.metricDecision('Marked').period.toMinutes()).toBe(60);
+    reaper().hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'Deleted', Period: 900 });
+  });
+
+  test('rejects a schedule interval that is no alarm period', () => {
+    expect(() => reaper({ scheduleInterval: Duration.seconds(90) })).toThrow(/scheduleInterval: 1 minute 30/);
+    expect(() => reaper({ scheduleInterval: Duration.days(2) })).toThrow(/scheduleInterval: 2 days/);
   });
 
   test('rejects a deadline margin that does not fit the timeout', () => {

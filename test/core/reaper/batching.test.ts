@@ -53,6 +53,8 @@ describe('reaper reads and the event fast path (emulator + fault proxy)', () => 
     const clock = clockAt(60);
     const idle = await createFileSystem(c.efs, net, { fleet: 'f1', owner: interrupted, mountTarget: true });
     const busy = await createFileSystem(c.efs, net, { fleet: 'f1', owner: interrupted, mountTarget: true });
+    // No datapoints yet: the instance still runs for two minutes and may be using it.
+    const silent = await createFileSystem(c.efs, net, { fleet: 'f1', owner: interrupted, mountTarget: true });
     const otherOwner = await createFileSystem(c.efs, net, {
       fleet: 'f1',
       owner: otherGone,
@@ -60,6 +62,7 @@ describe('reaper reads and the event fast path (emulator + fault proxy)', () => 
     });
     const otherFleet = await createFileSystem(c.efs, net, { fleet: 'f2', owner: interrupted });
     await seedConnections(c.cloudwatch, [busy], [1], clock.now());
+    await seedConnections(c.cloudwatch, [idle], [0, 0, 0], clock.now());
     emu.proxy.resetStats();
 
     const report = await reap(c, reaperSettingsFromFlags({ fleetId: 'f1' }), {
@@ -71,11 +74,30 @@ describe('reaper reads and the event fast path (emulator + fault proxy)', () => 
       },
     });
 
-    expect(report).toMatchObject({ scanned: 2, deleted: [idle], failed: [] });
-    expect(report.kept).toEqual([{ id: busy, reason: expect.stringMatching(/in use/) }]);
+    expect(report).toMatchObject({ scanned: 3, deleted: [idle], failed: [] });
+    expect(report.kept).toEqual([
+      { id: busy, reason: expect.stringMatching(/in use/) },
+      {
+        id: silent,
+        reason: expect.stringMatching(
+          /^Spot warning .*: instance still running, no datapoints — waiting for the termination event$/,
+        ),
+      },
+    ]);
     expect(emu.proxy.count('ec2', 'DescribeInstances')).toBe(0);
     const left = await describeAll(c.efs);
-    expect([...left.keys()].sort()).toEqual([busy, otherOwner, otherFleet].sort());
+    expect([...left.keys()].sort()).toEqual([busy, silent, otherOwner, otherFleet].sort());
+
+    // The termination event confirms the end: no datapoints no longer keeps it.
+    const ended = await reap(c, reaperSettingsFromFlags({ fleetId: 'f1' }), {
+      clock,
+      goneInstance: {
+        instanceId: interrupted,
+        cause: 'state-change notification (terminated)',
+        confirmed: true,
+      },
+    });
+    expect(ended).toMatchObject({ deleted: [silent], failed: [] });
   });
 
   it('fast path: a confirmed end of the owner lifts the grace period, a warning does not', async () => {

@@ -1,7 +1,9 @@
 /**
  * Throttling and server errors on every operation of every service (deterministic, seeded): the reaper may
  * fail to finish, but never deletes what it should keep; once the faults stop, two runs clear every orphan.
+ * And the race between listing and deleting: a mount target that appears in between.
  */
+import { CreateMountTargetCommand, DescribeMountTargetsCommand } from '@aws-sdk/client-efs';
 import { reap } from '../../../core/reaper/reaper';
 import type { ReapReport } from '../../../core/reaper/report';
 import { reaperSettingsFromFlags } from '../../../core/reaper/settings';
@@ -15,6 +17,7 @@ import {
   reaperClients,
   seedConnections,
   useReaperEmulator,
+  withLifecycleState,
 } from './scenario';
 
 /** mulberry32: a small seeded PRNG so the fault pattern is the same on every run. */
@@ -103,5 +106,62 @@ describe('reap under throttling and 5xx (emulator + fault proxy)', () => {
     for (const id of Object.values(orphans)) expect(left.has(id)).toBe(false);
     for (const id of Object.values(keep)) expect(left.has(id)).toBe(true);
     expect(last.failed).toEqual([]);
+  });
+
+  it('keeps a file system whose mount target appeared after the listing, unless other evidence condemns it', async () => {
+    emu.proxy.clear();
+    const setup = reaperClients();
+    const net = await createNetwork(setup.ec2, 1);
+    const [running] = await launchOwners(setup.ec2, 'f1', 'running');
+    const clock = clockAt(60);
+    // Both have no mount target when listed; one is decided on that alone, the other on its error state.
+    const settingUp = await createFileSystem(setup.efs, net, { fleet: 'f1', owner: running });
+    const broken = await createFileSystem(setup.efs, net, { fleet: 'f1', owner: running });
+    emu.proxy.addRule({
+      service: 'efs',
+      operation: 'DescribeFileSystems',
+      fault: { kind: 'rewrite', rewrite: withLifecycleState({ [broken]: 'error' }) },
+    });
+    const clients = reaperClients();
+    // Someone creates a mount target between the reaper's listing and its first DeleteFileSystem.
+    const appeared = new Set<string>();
+    clients.efs.middlewareStack.add(
+      (next, context) => async (args) => {
+        const { FileSystemId } = args.input as { FileSystemId?: string };
+        if (
+          context.commandName === 'DeleteFileSystemCommand' &&
+          FileSystemId &&
+          !appeared.has(FileSystemId)
+        ) {
+          appeared.add(FileSystemId);
+          await setup.efs.send(
+            new CreateMountTargetCommand({
+              FileSystemId,
+              SubnetId: net.subnets[0].subnetId,
+              SecurityGroups: [net.securityGroupId],
+            }),
+          );
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'mountTargetAppears' },
+    );
+
+    const report = await reap(clients, reaperSettingsFromFlags({ fleetId: 'f1' }), { clock });
+    emu.proxy.clear();
+
+    expect(report).toMatchObject({ deleted: [broken], failed: [] });
+    expect(report.kept).toEqual([
+      {
+        id: settingUp,
+        reason: expect.stringMatching(
+          /^no mount target .*; a mount target appeared since the listing; decided again next run$/,
+        ),
+      },
+    ]);
+    const left = await describeAll(setup.efs);
+    expect([...left.keys()]).toEqual([settingUp]);
+    const mountTargets = await setup.efs.send(new DescribeMountTargetsCommand({ FileSystemId: settingUp }));
+    expect(mountTargets.MountTargets).toHaveLength(1);
   });
 });
