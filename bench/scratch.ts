@@ -81,6 +81,7 @@ async function main() {
       const started = performance.now();
       const result = await runScratchJob({
         efs,
+        ec2: ec2Client(),
         placement: imds.values,
         fleetId: 'bench',
         jobId: `lifecycle-${i}`,

@@ -4,7 +4,7 @@
  */
 import { Command, Option } from 'commander';
 import type { RegisterCommand } from '../cli';
-import { efsClient } from '../../core/aws';
+import { ec2Client, efsClient } from '../../core/aws';
 import { readInstanceIdentity } from '../../core/imds';
 import {
   deleteScratchFileSystem,
@@ -126,6 +126,7 @@ async function run(command: string[], opts: RunOptions): Promise<number> {
   try {
     const result = await runScratchJob({
       efs: efsClient({ region: identity.region }),
+      ec2: ec2Client({ region: identity.region }),
       placement: identity,
       ...settings,
       jobId,

@@ -3,16 +3,20 @@
  *
  * Whatever happens after the first AWS call — CMD fails, SIGINT/SIGTERM, a Spot interruption notice or
  * Auto Scaling terminating the instance, an AWS error, a mount failure — the run ends in teardown: unmount (lazily if still busy), then delete the
- * mount target, wait until none remain, delete the file system. Teardown finds the file system by its
- * CreationToken when the create call never answered, so an interrupted create cannot leak. If teardown
+ * mount target, wait until none remain, delete the file system. Teardown touches only what this run made
+ * or adopted: the file system it created or reused (never one it refused), the mount it made, the
+ * directories it created. It looks the file system up by its CreationToken only when the create call got
+ * no clear answer, so an interrupted create cannot leak. If teardown
  * cannot finish in its time bound, the run says so and fails; the file system keeps its tags and the
  * reaper deletes it later.
  */
 import { mkdirSync, rmdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { EFSClient } from '@aws-sdk/client-efs';
 import { backoffDelay, systemClock, type Clock } from '../clock';
 import { teardownFileSystem } from '../efs-teardown';
-import { TAG_FLEET, TAG_JOB } from '../tags';
+import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE } from '../tags';
 import {
   describeTermination,
   TERMINATION_POLL_MS,
@@ -23,6 +27,7 @@ import { signalNumber, startJob, type JobExit, type RunningJob } from './job';
 import { isMounted, mountFileSystem, unmount } from './mount';
 import { creationToken } from './naming';
 import {
+  CreateOutcomeUnknown,
   ensureFileSystem,
   ensureMountTarget,
   findFileSystemByToken,
@@ -54,6 +59,8 @@ const instanceGoingAway = (reason: StopReason) => reason === 'spot' || reason ==
 
 export interface ScratchRunRequest {
   readonly efs: EFSClient;
+  /** Tells whether the owner of a file system this run would reuse is still running. */
+  readonly ec2: EC2Client;
   readonly placement: InstancePlacement;
   readonly fleetId: string;
   readonly jobId: string;
@@ -145,11 +152,11 @@ export async function runScratchJob(request: ScratchRunRequest): Promise<Scratch
     signal: stop.signal,
     onProgress: (m) => log(m),
   };
-  let fileSystemId: string | undefined;
+  // What this run made or adopted, and therefore what teardown may undo.
+  const made: RunResources = { createOutcomeUnknown: false, mounted: false };
   let reused = false;
   let job: JobExit | undefined;
   let setupError: string | undefined;
-  let createdDirectory = false;
 
   try {
     phase(
@@ -158,6 +165,7 @@ export async function runScratchJob(request: ScratchRunRequest): Promise<Scratch
     );
     const ensured = await ensureFileSystem(
       request.efs,
+      request.ec2,
       {
         fleetId: request.fleetId,
         jobId: request.jobId,
@@ -167,7 +175,8 @@ export async function runScratchJob(request: ScratchRunRequest): Promise<Scratch
       },
       waitOptions,
     );
-    fileSystemId = ensured.fileSystem.FileSystemId!;
+    const fileSystemId = ensured.fileSystem.FileSystemId!;
+    made.fileSystemId = fileSystemId;
     reused = ensured.reused;
     log(`${reused ? 'reusing' : 'created'} file system ${fileSystemId}`);
 
@@ -196,7 +205,10 @@ export async function runScratchJob(request: ScratchRunRequest): Promise<Scratch
         `${request.path} is already a mount point: unmount it (umount -l ${request.path}) or pass another --path`,
       );
     }
-    createdDirectory = mkdirSync(request.path, { recursive: true }) !== undefined;
+    made.firstCreatedDirectory = mkdirSync(request.path, { recursive: true });
+    // Set before the helper runs: the path was no mount point a moment ago, so whatever is mounted there
+    // after a helper that failed half-way (or timed out) is ours to undo.
+    made.mounted = true;
     await mountFileSystem({
       fileSystemId,
       path: request.path,
@@ -217,6 +229,7 @@ export async function runScratchJob(request: ScratchRunRequest): Promise<Scratch
     if (job.startError) log(job.startError);
     log(`job exited with status ${job.status}${job.signal ? ` (${job.signal})` : ''}`);
   } catch (err) {
+    if (err instanceof CreateOutcomeUnknown) made.createOutcomeUnknown = true;
     if (!(err instanceof ScratchInterrupted)) {
       setupError = (err as Error).message;
       log(`setup failed: ${setupError}`);
@@ -228,9 +241,10 @@ export async function runScratchJob(request: ScratchRunRequest): Promise<Scratch
   await terminationWatcher;
 
   const stoppedBy = stop.signal.aborted ? (stop.signal.reason as StopReason) : undefined;
+  const { fileSystemId } = made;
   phase('tearing-down', fileSystemId ? `${fileSystemId} of job ${request.jobId}` : `job ${request.jobId}`);
   const teardownTimeoutMs = teardownBudgetMs(request.teardownTimeoutMs ?? 180_000, terminationNotice, clock);
-  const teardown = await tearDown(request, fileSystemId, createdDirectory, teardownTimeoutMs, clock, log);
+  const teardown = await tearDown(request, made, teardownTimeoutMs, clock, log);
   reportTeardown(teardown, request, log);
 
   return {
@@ -312,24 +326,53 @@ function teardownBudgetMs(defaultMs: number, notice: TerminationNotice | undefin
   return Math.min(defaultMs, Math.max(15_000, at - clock.now() - 5_000));
 }
 
+interface RunResources {
+  /** The file system this run created or reused. */
+  fileSystemId?: string;
+  /** CreateFileSystem got no clear answer: a file system with the job's token may be this run's. */
+  createOutcomeUnknown: boolean;
+  /** This run mounted (or tried to mount) at the path. */
+  mounted: boolean;
+  /** The outermost directory this run created for the path (mkdirSync's answer), if any. */
+  firstCreatedDirectory?: string;
+}
+
+/** Removes the directories this run created, innermost first, up to and including the first one. */
+function removeCreatedDirectories(path: string, firstCreated: string): void {
+  const top = resolve(firstCreated);
+  for (let dir = resolve(path); ; dir = dirname(dir)) {
+    rmdirSync(dir);
+    if (dir === top || dirname(dir) === dir) return;
+  }
+}
+
 async function tearDown(
   request: ScratchRunRequest,
-  knownFileSystemId: string | undefined,
-  createdDirectory: boolean,
+  made: RunResources,
   timeoutMs: number,
   clock: Clock,
   log: (line: string) => void,
 ): Promise<TeardownResult> {
-  let fileSystemId = knownFileSystemId;
+  let fileSystemId = made.fileSystemId;
   try {
-    const unmounted = await unmount(request.path);
-    if (unmounted !== 'not-mounted')
-      log(`unmounted ${request.path}${unmounted === 'lazy' ? ' (lazily: still busy)' : ''}`);
-    if (createdDirectory) rmdirSync(request.path);
+    if (made.mounted) {
+      const unmounted = await unmount(request.path);
+      if (unmounted !== 'not-mounted')
+        log(`unmounted ${request.path}${unmounted === 'lazy' ? ' (lazily: still busy)' : ''}`);
+    }
   } catch (err) {
     // Deleting the mount target below cuts the NFS session anyway; keep going.
     log(`unmount: ${(err as Error).message}`);
   }
+  if (made.firstCreatedDirectory !== undefined) {
+    try {
+      removeCreatedDirectories(request.path, made.firstCreatedDirectory);
+    } catch (err) {
+      // Still mounted, or something else was put there meanwhile: leave it rather than guess.
+      log(`cannot remove the directories this run created for ${request.path}: ${(err as Error).message}`);
+    }
+  }
+  if (fileSystemId === undefined && !made.createOutcomeUnknown) return { status: 'nothing-created' };
 
   const deadline = clock.now() + timeoutMs;
   let lastError = '';
@@ -338,6 +381,14 @@ async function tearDown(
       if (fileSystemId === undefined) {
         const found = await findFileSystemByToken(request.efs, creationToken(request.fleetId, request.jobId));
         if (found === undefined) return { status: 'nothing-created' };
+        // Our create would have tagged it with this instance; anything else holding the token is not ours.
+        const owner = found.Tags?.find((t) => t.Key === TAG_OWNER_INSTANCE)?.Value;
+        if (owner !== request.placement.instanceId) {
+          log(
+            `${found.FileSystemId} holds the job's CreationToken but belongs to ${owner ?? 'no instance'}: left alone`,
+          );
+          return { status: 'nothing-created' };
+        }
         fileSystemId = found.FileSystemId!;
       }
       const outcome = await teardownFileSystem(request.efs, fileSystemId, {

@@ -7,6 +7,7 @@
  * honoured between calls and during the sleeps of a wait, and then the caller tears down whatever the
  * CreationToken leads to.
  */
+import { DescribeInstancesCommand, type EC2Client } from '@aws-sdk/client-ec2';
 import {
   CreateFileSystemCommand,
   CreateMountTargetCommand,
@@ -32,6 +33,21 @@ export class ScratchInterrupted extends Error {
 /** A resource could not be made usable: the message says what and why, for the user. */
 export class ScratchSetupError extends Error {
   override readonly name = 'ScratchSetupError';
+}
+
+/**
+ * CreateFileSystem got no answer that says whether it was carried out (transport error, timeout, a server
+ * error, an unreadable answer): a file system with the job's CreationToken may now exist that this run made.
+ */
+export class CreateOutcomeUnknown extends Error {
+  override readonly name = 'CreateOutcomeUnknown';
+}
+
+/** True when the service answered with a client error (4xx): the request was refused and not carried out. */
+function refusedByService(err: unknown): boolean {
+  const e = err as { $fault?: string; $metadata?: { httpStatusCode?: number } } | undefined;
+  const status = e?.$metadata?.httpStatusCode ?? 0;
+  return e?.$fault === 'client' && status >= 400 && status < 500;
 }
 
 export interface WaitOptions {
@@ -128,10 +144,15 @@ export interface EnsuredFileSystem {
 /**
  * Creates the job's encrypted, bursting, Backup-off One Zone file system with the tag contract, or finds
  * the one an earlier attempt made with the same CreationToken. A reused file system gets the current
- * instance as its owner, so the reaper does not take a dead previous owner as evidence against it.
+ * instance as its owner, so the reaper does not take a dead previous owner as evidence against it; one
+ * another live instance is still using is refused (see checkNotInUse).
+ *
+ * Throws CreateOutcomeUnknown when the create call got no clear answer; every other error means this
+ * call neither created nor adopted a file system.
  */
 export async function ensureFileSystem(
   efs: EFSClient,
+  ec2: EC2Client,
   spec: ScratchFileSystemSpec,
   options: WaitOptions = {},
 ): Promise<EnsuredFileSystem> {
@@ -160,7 +181,13 @@ export async function ensureFileSystem(
       );
       return { fileSystem: created, reused: false };
     } catch (err) {
-      if (errorName(err) !== 'FileSystemAlreadyExists') throw err;
+      if (errorName(err) !== 'FileSystemAlreadyExists') {
+        if (refusedByService(err)) throw err;
+        throw new CreateOutcomeUnknown(
+          `CreateFileSystem for job ${spec.jobId} got no clear answer (${errorName(err) || 'error'}: ${(err as Error).message})`,
+          { cause: err },
+        );
+      }
     }
 
     const existing = await findFileSystemByToken(efs, token);
@@ -178,6 +205,7 @@ export async function ensureFileSystem(
       continue;
     }
     checkReusable(existing, spec);
+    await checkNotInUse(efs, ec2, existing, spec);
     if (tagValue(existing, TAG_OWNER_INSTANCE) !== spec.ownerInstanceId) {
       try {
         await efs.send(
@@ -218,6 +246,55 @@ function checkReusable(fs: FileSystemDescription, spec: ScratchFileSystemSpec): 
   }
   if (fs.LifeCycleState === 'error') {
     throw new ScratchSetupError(`file system ${id} of job ${spec.jobId} is in state error`);
+  }
+}
+
+/** Mount target states that mean a run is setting up or using the file system. */
+const MOUNT_TARGET_IN_USE = new Set(['creating', 'available', 'updating']);
+
+/**
+ * Refuses a file system whose recorded owner is another instance that is still pending or running while
+ * the file system has a live mount target: that is another run of the same job, and taking the file
+ * system over would have each run delete the other's scratch at its end. A dead or unknown owner is no
+ * obstacle (the usual re-run after a crash). When the owner's state cannot be read, refuse: proceeding
+ * is the choice that can destroy data.
+ */
+async function checkNotInUse(
+  efs: EFSClient,
+  ec2: EC2Client,
+  fs: FileSystemDescription,
+  spec: ScratchFileSystemSpec,
+): Promise<void> {
+  const id = fs.FileSystemId!;
+  const owner = tagValue(fs, TAG_OWNER_INSTANCE);
+  if (owner === undefined || owner === spec.ownerInstanceId) return;
+  const liveTarget = (await mountTargetsOf(efs, id)).find((mt) =>
+    MOUNT_TARGET_IN_USE.has(mt.LifeCycleState ?? ''),
+  );
+  if (liveTarget === undefined) return;
+
+  let ownerState: string | undefined;
+  try {
+    // The instance-id filter, not InstanceIds: an unknown (long gone) id then answers with nothing
+    // instead of failing the call.
+    const out = await ec2.send(
+      new DescribeInstancesCommand({ Filters: [{ Name: 'instance-id', Values: [owner] }] }),
+    );
+    ownerState = out.Reservations?.flatMap((r) => r.Instances ?? []).find((i) => i.InstanceId === owner)
+      ?.State?.Name;
+  } catch (err) {
+    throw new ScratchSetupError(
+      `cannot tell whether ${owner}, the owner of job ${spec.jobId}'s file system ${id}, is still running ` +
+        `(${errorName(err) || 'error'}: ${(err as Error).message}): not taking over a file system another run may be using; ` +
+        `retry, or use another --job`,
+    );
+  }
+  if (ownerState === 'pending' || ownerState === 'running') {
+    throw new ScratchSetupError(
+      `job ${spec.jobId}'s file system ${id} is in use by instance ${owner} (${ownerState}, mount target ` +
+        `${liveTarget.MountTargetId} ${liveTarget.LifeCycleState}): wait for that run to end, or use another --job; ` +
+        `if no run of job ${spec.jobId} is left on ${owner}, run \`mountfleet scratch delete ${id}\` first`,
+    );
   }
 }
 

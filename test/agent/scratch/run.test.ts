@@ -7,7 +7,8 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DescribeMountTargetsCommand, DescribeMountTargetSecurityGroupsCommand } from '@aws-sdk/client-efs';
-import { efsClient } from '../../../core/aws';
+import { TerminateInstancesCommand } from '@aws-sdk/client-ec2';
+import { ec2Client, efsClient } from '../../../core/aws';
 import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE } from '../../../core/tags';
 import {
   FLEET,
@@ -216,7 +217,11 @@ describe('mountfleet scratch run', () => {
     const [left] = await fileSystemsOf('crashy');
     expect(left.NumberOfMountTargets).toBe(1);
 
-    scratch.instance.imds.set({ instanceId: 'i-0fedcba9876543210' }); // re-run on a replacement instance, same zone
+    // The instance is replaced (same zone): the old one is gone, so its file system is free to take over.
+    await ec2Client({ maxAttempts: 1 }).send(
+      new TerminateInstancesCommand({ InstanceIds: [scratch.instance.instanceId] }),
+    );
+    scratch.instance.imds.set({ instanceId: 'i-0fedcba9876543210' });
     const second = await scratch.start({
       job: 'crashy',
       command: job('echo "files: $(ls "$MOUNTFLEET_SCRATCH" | wc -l)"'),
@@ -225,6 +230,7 @@ describe('mountfleet scratch run', () => {
     expect(second.stderr()).toContain(`reusing file system ${left.FileSystemId}`);
     expect(second.stderr()).toMatch(/reusing mount target fsmt-\w+/);
     expect(second.proxy.count('efs', 'CreateMountTarget')).toBe(0);
+    expect(second.proxy.count('ec2', 'DescribeInstances')).toBe(1); // the previous owner is checked first
     expect(second.proxy.count('efs', 'TagResource')).toBe(1); // owner tag moved to the new instance
     expect(second.stderr()).toContain(`deleted ${left.FileSystemId}`);
     expect(await leftovers(scratch.net)).toEqual(NOTHING_LEFT);

@@ -1,15 +1,18 @@
 /** runScratchJob in-process against the emulator: the paths the CLI tests cannot reach cheaply. */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DescribeFileSystemsCommand, EFSClient } from '@aws-sdk/client-efs';
+import { RunInstancesCommand, TerminateInstancesCommand } from '@aws-sdk/client-ec2';
+import { DescribeFileSystemsCommand, DescribeMountTargetsCommand, EFSClient } from '@aws-sdk/client-efs';
 import { clientConfig, ec2Client, efsClient } from '../../../core/aws';
 import { runScratchJob, type ScratchRunRequest } from '../../../core/scratch/lifecycle';
-import { TAG_FLEET, TAG_JOB } from '../../../core/tags';
+import { isMounted } from '../../../core/scratch/mount';
+import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE } from '../../../core/tags';
 import { MOUNT_HELPER_STANDIN } from '../../agent/scratch/harness';
 import { useEmulator } from '../../support/emulator';
 import { FaultProxy } from '../../support/fault-proxy';
-import { createNetwork, type TestNetwork } from '../../support/fixtures';
+import { createNetwork, createScratchFileSystem, type TestNetwork } from '../../support/fixtures';
 
 describe('runScratchJob (emulator)', () => {
   const emu = useEmulator();
@@ -24,7 +27,7 @@ describe('runScratchJob (emulator)', () => {
   afterAll(() => proxy.stop());
   beforeEach(async () => {
     proxy.clear();
-    net = await createNetwork(ec2Client({ maxAttempts: 1 }), 1);
+    net = await createNetwork(ec2Client({ maxAttempts: 1 }), 2);
     dir = mkdtempSync(join(tmpdir(), 'mf-lifecycle-'));
     log = [];
   });
@@ -32,6 +35,7 @@ describe('runScratchJob (emulator)', () => {
 
   const request = (overrides: Partial<ScratchRunRequest> = {}): ScratchRunRequest => ({
     efs: new EFSClient({ ...clientConfig({ maxAttempts: 1 }), endpoint: proxy.endpoint }),
+    ec2: ec2Client({ maxAttempts: 1 }),
     placement: {
       instanceId: 'i-0123456789abcdef0',
       availabilityZone: net.subnets[0].availabilityZone,
@@ -51,6 +55,12 @@ describe('runScratchJob (emulator)', () => {
   });
   const fileSystems = async () =>
     (await efsClient({ maxAttempts: 1 }).send(new DescribeFileSystemsCommand({}))).FileSystems ?? [];
+  const mountTargetsOf = async (fileSystemId: string) =>
+    (
+      await efsClient({ maxAttempts: 1 }).send(
+        new DescribeMountTargetsCommand({ FileSystemId: fileSystemId }),
+      )
+    ).MountTargets ?? [];
 
   it('says so, fails, and leaves the file system tagged for the reaper when teardown cannot finish', async () => {
     proxy.addRule({ service: 'efs', operation: 'DeleteFileSystem', fault: { kind: '5xx', status: 503 } });
@@ -119,5 +129,95 @@ describe('runScratchJob (emulator)', () => {
     expect(result.teardown.status).toBe('deleted');
     expect(log).toContainEqual(expect.stringMatching(/^deleted fs-\w+$/));
     expect(await fileSystems()).toEqual([]);
+  });
+
+  describe('leaves alone what it did not make', () => {
+    it("a refused file system of the job's token (another zone, another fleet) and its mount target", async () => {
+      const otherZone = await createScratchFileSystem(
+        efsClient({ maxAttempts: 1 }),
+        { fleet: 'f1', job: 'j1', owner: 'i-0aaaaaaaaaaaaaaaa', mountTargetSubnet: net.subnets[1] },
+        'mf/f1/j1',
+      );
+      const inZone = await runScratchJob(request());
+      expect(inZone.setupError).toMatch(`job j1 already has file system ${otherZone} in us-east-1b`);
+      expect(inZone).toMatchObject({ exitStatus: 1, teardown: { status: 'nothing-created' } });
+
+      const otherFleet = await createScratchFileSystem(
+        efsClient({ maxAttempts: 1 }),
+        { fleet: 'f2', mountTargetSubnet: net.subnets[0] },
+        'mf/f1/j2',
+      );
+      const fleet = await runScratchJob(request({ jobId: 'j2' }));
+      expect(fleet.setupError).toMatch(
+        `file system ${otherFleet} holds CreationToken mf/f1/j2 but is not tagged`,
+      );
+      expect(fleet.teardown.status).toBe('nothing-created');
+
+      expect((await fileSystems()).map((f) => f.FileSystemId).sort()).toEqual([otherZone, otherFleet].sort());
+      expect(await mountTargetsOf(otherZone)).toHaveLength(1);
+      expect(await mountTargetsOf(otherFleet)).toHaveLength(1);
+    });
+
+    it("the file system another live instance's run of the same job uses; reuses it once that instance is gone", async () => {
+      const ec2 = ec2Client({ maxAttempts: 1 });
+      const launched = await ec2.send(
+        new RunInstancesCommand({
+          ImageId: 'ami-12c6146b',
+          MinCount: 1,
+          MaxCount: 1,
+          SubnetId: net.subnets[0].subnetId,
+        }),
+      );
+      const owner = launched.Instances![0].InstanceId!;
+      const id = await createScratchFileSystem(
+        efsClient({ maxAttempts: 1 }),
+        { fleet: 'f1', job: 'j1', owner, mountTargetSubnet: net.subnets[0] },
+        'mf/f1/j1',
+      );
+      const refused = await runScratchJob(request({ command: '/bin/sh', args: ['-c', 'exit 7'] }));
+      expect(refused.setupError).toMatch(`file system ${id} is in use by instance ${owner} (running`);
+      expect(refused).toMatchObject({
+        exitStatus: 1,
+        job: undefined,
+        teardown: { status: 'nothing-created' },
+      });
+      const [kept] = await fileSystems();
+      expect(kept.Tags).toContainEqual({ Key: TAG_OWNER_INSTANCE, Value: owner });
+      expect(await mountTargetsOf(id)).toHaveLength(1);
+
+      await ec2.send(new TerminateInstancesCommand({ InstanceIds: [owner] }));
+      const reused = await runScratchJob(request());
+      expect(reused).toMatchObject({
+        exitStatus: 0,
+        reused: true,
+        fileSystemId: id,
+        teardown: { status: 'deleted' },
+      });
+      expect(await fileSystems()).toEqual([]);
+    });
+
+    it("the user's own mount at --path", async () => {
+      const path = join(dir, 'busy');
+      mkdirSync(path);
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', path]);
+      try {
+        const result = await runScratchJob(request({ path }));
+        expect(result.setupError).toBe(
+          `${path} is already a mount point: unmount it (umount -l ${path}) or pass another --path`,
+        );
+        expect(result.teardown.status).toBe('deleted');
+        expect(isMounted(path)).toBe(true);
+      } finally {
+        execFileSync('umount', [path]);
+      }
+    });
+
+    it('no directory it created for a nested --path, and none that was there before', async () => {
+      mkdirSync(join(dir, 'kept'));
+      const result = await runScratchJob(request({ path: join(dir, 'kept', 'a', 'b', 'scratch') }));
+      expect(result.exitStatus).toBe(0);
+      expect(readdirSync(dir)).toEqual(['kept']);
+      expect(readdirSync(join(dir, 'kept'))).toEqual([]);
+    });
   });
 });

@@ -1,4 +1,5 @@
 /** Creating and finding a job's file system and mount target, against the emulator (and a fault proxy). */
+import { EC2Client, RunInstancesCommand, TerminateInstancesCommand } from '@aws-sdk/client-ec2';
 import {
   DeleteFileSystemCommand,
   DescribeFileSystemsCommand,
@@ -29,6 +30,8 @@ describe('scratch provisioning (emulator)', () => {
   const efs = () => efsClient({ maxAttempts: 1 });
   /** A client that goes through the fault proxy. */
   const proxied = () => new EFSClient({ ...clientConfig({ maxAttempts: 1 }), endpoint: proxy.endpoint });
+  const ec2 = () => ec2Client({ maxAttempts: 1 });
+  const proxiedEc2 = () => new EC2Client({ ...clientConfig({ maxAttempts: 1 }), endpoint: proxy.endpoint });
   const spec = (az: string, owner = 'i-0aaaaaaaaaaaaaaaa') => ({
     fleetId: 'f1',
     jobId: 'job-1',
@@ -55,15 +58,15 @@ describe('scratch provisioning (emulator)', () => {
   beforeEach(async () => {
     proxy.clear();
     proxy.resetStats();
-    net = await createNetwork(ec2Client({ maxAttempts: 1 }), 2);
+    net = await createNetwork(ec2(), 2);
   });
 
   it('creates once; a second attempt with the same job finds it and takes ownership', async () => {
     const az = net.subnets[0].availabilityZone;
-    const first = await ensureFileSystem(efs(), spec(az));
+    const first = await ensureFileSystem(efs(), ec2(), spec(az));
     expect(first.reused).toBe(false);
 
-    const second = await ensureFileSystem(efs(), spec(az, 'i-0bbbbbbbbbbbbbbbb'));
+    const second = await ensureFileSystem(efs(), ec2(), spec(az, 'i-0bbbbbbbbbbbbbbbb'));
     expect(second).toMatchObject({
       reused: true,
       fileSystem: { FileSystemId: first.fileSystem.FileSystemId },
@@ -75,14 +78,14 @@ describe('scratch provisioning (emulator)', () => {
 
   it('still reuses the file system when IAM does not allow moving the owner tag, and says what that means', async () => {
     const az = net.subnets[0].availabilityZone;
-    const first = await ensureFileSystem(efs(), spec(az));
+    const first = await ensureFileSystem(efs(), ec2(), spec(az));
     proxy.addRule({
       service: 'efs',
       operation: 'TagResource',
       fault: { kind: 'error', status: 403, code: 'AccessDeniedException', message: 'not authorized' },
     });
     const progress: string[] = [];
-    const second = await ensureFileSystem(proxied(), spec(az, 'i-0bbbbbbbbbbbbbbbb'), {
+    const second = await ensureFileSystem(proxied(), proxiedEc2(), spec(az, 'i-0bbbbbbbbbbbbbbbb'), {
       onProgress: (m) => progress.push(m),
     });
     expect(second).toMatchObject({
@@ -96,12 +99,12 @@ describe('scratch provisioning (emulator)', () => {
 
   it("refuses to reuse the job's file system from another zone, or one not made by mountfleet", async () => {
     await createScratchFileSystem(efs(), { fleet: 'f1', mountTargetSubnet: net.subnets[1] }, 'mf/f1/job-1');
-    await expect(ensureFileSystem(efs(), spec(net.subnets[0].availabilityZone))).rejects.toThrow(
+    await expect(ensureFileSystem(efs(), ec2(), spec(net.subnets[0].availabilityZone))).rejects.toThrow(
       /already has file system fs-\w+ in us-east-1b, but this instance is in us-east-1a: run `mountfleet scratch delete/,
     );
     await createScratchFileSystem(efs(), {}, 'mf/f1/job-2');
     await expect(
-      ensureFileSystem(efs(), { ...spec(net.subnets[0].availabilityZone), jobId: 'job-2' }),
+      ensureFileSystem(efs(), ec2(), { ...spec(net.subnets[0].availabilityZone), jobId: 'job-2' }),
     ).rejects.toThrow(/is not tagged mountfleet:fleet=f1: it was not made by mountfleet/);
   });
 
@@ -114,7 +117,7 @@ describe('scratch provisioning (emulator)', () => {
         .send(new DeleteFileSystemCommand({ FileSystemId: old }))
         .catch(() => undefined); // already deleted on an earlier sleep
     });
-    const ensured = await ensureFileSystem(proxied(), spec('us-east-1a'), { clock });
+    const ensured = await ensureFileSystem(proxied(), proxiedEc2(), spec('us-east-1a'), { clock });
     expect(ensured.reused).toBe(false);
     expect(ensured.fileSystem.FileSystemId).not.toBe(old);
   });
@@ -174,5 +177,55 @@ describe('scratch provisioning (emulator)', () => {
     expect(
       (await efs().send(new DescribeMountTargetsCommand({ FileSystemId: id }))).MountTargets,
     ).toHaveLength(1);
+  });
+
+  describe('a file system another run of the job may be using', () => {
+    let owner: string;
+    let id: string;
+    beforeEach(async () => {
+      const launched = await ec2().send(
+        new RunInstancesCommand({
+          ImageId: 'ami-12c6146b',
+          MinCount: 1,
+          MaxCount: 1,
+          SubnetId: net.subnets[0].subnetId,
+        }),
+      );
+      owner = launched.Instances![0].InstanceId!;
+      id = await createScratchFileSystem(
+        efs(),
+        { fleet: 'f1', owner, job: 'job-1', mountTargetSubnet: net.subnets[0] },
+        'mf/f1/job-1',
+      );
+    });
+    const ownerTag = async () =>
+      (await efs().send(new DescribeFileSystemsCommand({ FileSystemId: id }))).FileSystems![0].Tags;
+
+    it('is refused while its owner runs and it has a mount target, and left as it was', async () => {
+      await expect(ensureFileSystem(efs(), ec2(), spec('us-east-1a', 'i-0bbbbbbbbbbbbbbbb'))).rejects.toThrow(
+        new RegExp(
+          `job job-1's file system ${id} is in use by instance ${owner} \\(running, mount target fsmt-\\w+ available\\): ` +
+            `wait for that run to end, or use another --job; if no run of job job-1 is left on ${owner}, run \`mountfleet scratch delete ${id}\``,
+        ),
+      );
+      expect(await ownerTag()).toContainEqual({ Key: TAG_OWNER_INSTANCE, Value: owner });
+    });
+
+    it('is refused when the owner cannot be looked up', async () => {
+      proxy.addRule({ service: 'ec2', operation: 'DescribeInstances', fault: { kind: '5xx', status: 503 } });
+      await expect(
+        ensureFileSystem(efs(), proxiedEc2(), spec('us-east-1a', 'i-0bbbbbbbbbbbbbbbb')),
+      ).rejects.toThrow(
+        new RegExp(`cannot tell whether ${owner}, the owner of job job-1's file system ${id}`),
+      );
+      expect(await ownerTag()).toContainEqual({ Key: TAG_OWNER_INSTANCE, Value: owner });
+    });
+
+    it('is reused, and its owner moved, once the owner is terminated', async () => {
+      await ec2().send(new TerminateInstancesCommand({ InstanceIds: [owner] }));
+      const ensured = await ensureFileSystem(efs(), ec2(), spec('us-east-1a', 'i-0bbbbbbbbbbbbbbbb'));
+      expect(ensured).toMatchObject({ reused: true, fileSystem: { FileSystemId: id } });
+      expect(await ownerTag()).toContainEqual({ Key: TAG_OWNER_INSTANCE, Value: 'i-0bbbbbbbbbbbbbbbb' });
+    });
   });
 });
