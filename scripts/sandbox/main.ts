@@ -470,7 +470,7 @@ async function main(): Promise<number> {
       const j = startJob(spot, instanceEnv(1), 'echo started; sleep 600');
       await waitFor('job 3 to start running', () => (j.output().includes('started') ? true : undefined));
       spot.fileSystemId = (await scratchOf(spot.id))[0]?.FileSystemId;
-    const noticeAt = Date.now();
+      const noticeAt = Date.now();
       imds[1].scheduleSpotInterruption({ action: 'terminate', time: new Date(Date.now() + 120_000) });
       spot.exitCode = await j.done;
       const left = await scratchOf(spot.id);
