@@ -37,14 +37,14 @@ describe('bundled app config', () => {
         fleet: { maxCapacity: 8, minCapacity: 1 },
         environments: {
           dev: { fleetId: 'dev', fleet: { maxCapacity: 2 } },
-          prod: { fleetId: 'prod', account: '111122223333' },
+          prod: { fleetId: 'prod', account: '123456789012' },
         },
       },
       'test',
     );
     expect(stacks.map((s) => [s.stackName, s.fleetId, s.account, s.fleet])).toEqual([
       ['Mountfleet-dev', 'dev', undefined, { maxCapacity: 2, minCapacity: 1 }],
-      ['Mountfleet-prod', 'prod', '111122223333', { maxCapacity: 8, minCapacity: 1 }],
+      ['Mountfleet-prod', 'prod', '123456789012', { maxCapacity: 8, minCapacity: 1 }],
     ]);
   });
 

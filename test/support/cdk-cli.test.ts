@@ -7,7 +7,7 @@ describe('cdk-cli plumbing', () => {
     AWS_SECRET_ACCESS_KEY: 'real',
     AWS_PROFILE: 'prod',
     AWS_ENDPOINT_URL: 'https://example.invalid',
-    CDK_DEFAULT_ACCOUNT: '111122223333',
+    CDK_DEFAULT_ACCOUNT: '123456789012',
   };
 
   test('the offline environment carries no credentials, profile, endpoint or default account', () => {
