@@ -100,6 +100,13 @@ export function s3Client(options?: ClientOptions): S3Client {
   return new (sdk.s3().S3Client)({ ...clientConfig(options), forcePathStyle: s3EndpointOverridden() });
 }
 
+/** S3 Express One Zone directory bucket names end in this (`base--<azid>--x-s3`). */
+export const DIRECTORY_BUCKET_SUFFIX = '--x-s3';
+
+export function isDirectoryBucket(bucket: string): boolean {
+  return bucket.endsWith(DIRECTORY_BUCKET_SUFFIX);
+}
+
 /**
  * A client for S3 Express One Zone directory buckets (`base--azid--x-s3`). Against AWS the SDK's zonal
  * endpoints and CreateSession auth apply as usual. Behind an endpoint override (emulator, proxy: no

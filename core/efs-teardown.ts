@@ -14,6 +14,7 @@ import {
   type MountTargetDescription,
 } from '@aws-sdk/client-efs';
 import { backoffDelay, systemClock, type Clock } from './clock';
+import { errorName } from './errors';
 
 export interface TeardownOptions {
   /** Longest time to wait for mount targets to disappear before giving up for now. @default 120000 */
@@ -34,14 +35,19 @@ export type TeardownOutcome =
   | { readonly status: 'deleted'; readonly mountTargetsDeleted: number }
   /** The file system did not exist (an earlier run finished the job). */
   | { readonly status: 'already-gone'; readonly mountTargetsDeleted: number }
-  /** Mount targets are still going away; a later call (or the reaper) resumes. */
-  | { readonly status: 'pending'; readonly mountTargetsDeleted: number; readonly reason: string };
+  /**
+   * Not finished; a later call (or the reaper) resumes. `in-use`: DeleteFileSystem met a mount target that
+   * appeared or was still finishing after the wait, so retrying soon can succeed; `mount-targets`: the wait
+   * for mount targets to go away ran out.
+   */
+  | {
+      readonly status: 'pending';
+      readonly cause: 'in-use' | 'mount-targets';
+      readonly mountTargetsDeleted: number;
+      readonly reason: string;
+    };
 
 const GONE_MOUNT_TARGET = new Set(['MountTargetNotFound', 'IncorrectMountTargetState']);
-
-function errorName(err: unknown): string {
-  return (err as { name?: string }).name ?? '';
-}
 
 async function listMountTargets(
   efs: EFSClient,
@@ -90,6 +96,7 @@ export async function teardownFileSystem(
     if (clock.now() >= deadline || options.signal?.aborted) {
       return {
         status: 'pending',
+        cause: 'mount-targets',
         mountTargetsDeleted,
         reason: `${targets.length} mount target(s) still deleting after ${Math.round(maxWaitMs / 1000)} s`,
       };
@@ -111,7 +118,12 @@ export async function teardownFileSystem(
         return { status: 'already-gone', mountTargetsDeleted };
       case 'FileSystemInUse':
         // A mount target appeared or is still finishing between our poll and the delete.
-        return { status: 'pending', mountTargetsDeleted, reason: 'file system still in use' };
+        return {
+          status: 'pending',
+          cause: 'in-use',
+          mountTargetsDeleted,
+          reason: 'file system still in use',
+        };
       default:
         throw err;
     }

@@ -16,7 +16,9 @@ import {
   type MetricDataQuery,
 } from '@aws-sdk/client-cloudwatch';
 import type { EC2Client, Filter } from '@aws-sdk/client-ec2';
-import { DescribeFileSystemsCommand, type EFSClient } from '@aws-sdk/client-efs';
+import type { EFSClient } from '@aws-sdk/client-efs';
+import { errorText } from '../errors';
+import { listFleetFileSystemDescriptions, tagValue } from '../fleet-file-systems';
 import { TAG_FLEET, TAG_MARKED_IDLE_AT, TAG_OWNER_INSTANCE } from '../tags';
 import {
   GONE_INSTANCE_STATES,
@@ -25,39 +27,20 @@ import {
   type OwnerEvidence,
 } from './decide';
 
-export const DESCRIBE_FILE_SYSTEMS_PAGE = 100;
 export const METRIC_QUERIES_PER_CALL = 500;
 export const INSTANCE_FILTER_VALUES_PER_CALL = 200;
 export const INSTANCES_PER_PAGE = 1000;
 
-export function errorText(err: unknown): string {
-  const e = err as { name?: string; message?: string };
-  return [e.name, e.message].filter(Boolean).join(': ') || String(err);
-}
-
 /** Every file system tagged `mountfleet:fleet` = fleetId; others are dropped here and never looked at again. */
 export async function listFleetFileSystems(efs: EFSClient, fleetId: string): Promise<FileSystemFacts[]> {
-  const found: FileSystemFacts[] = [];
-  let marker: string | undefined;
-  do {
-    const page = await efs.send(
-      new DescribeFileSystemsCommand({ MaxItems: DESCRIBE_FILE_SYSTEMS_PAGE, Marker: marker }),
-    );
-    for (const fs of page.FileSystems ?? []) {
-      const tags = new Map((fs.Tags ?? []).map((t) => [t.Key, t.Value]));
-      if (tags.get(TAG_FLEET) !== fleetId || !fs.FileSystemId) continue;
-      found.push({
-        id: fs.FileSystemId,
-        lifeCycleState: fs.LifeCycleState ?? 'unknown',
-        createdAt: fs.CreationTime?.getTime() ?? 0,
-        mountTargets: fs.NumberOfMountTargets ?? 0,
-        ownerInstanceId: tags.get(TAG_OWNER_INSTANCE),
-        markedIdleAt: tags.get(TAG_MARKED_IDLE_AT),
-      });
-    }
-    marker = page.NextMarker || undefined;
-  } while (marker);
-  return found;
+  return (await listFleetFileSystemDescriptions(efs, fleetId)).map((fs) => ({
+    id: fs.FileSystemId!,
+    lifeCycleState: fs.LifeCycleState ?? 'unknown',
+    createdAt: fs.CreationTime?.getTime() ?? 0,
+    mountTargets: fs.NumberOfMountTargets ?? 0,
+    ownerInstanceId: tagValue(fs, TAG_OWNER_INSTANCE),
+    markedIdleAt: tagValue(fs, TAG_MARKED_IDLE_AT),
+  }));
 }
 
 export interface MetricWindow {

@@ -29,7 +29,8 @@ import {
   type Need,
   type OwnerEvidence,
 } from './decide';
-import { connectionWindow, errorText, listFleetFileSystems, lookupOwners, readConnections } from './evidence';
+import { errorName, errorText } from '../errors';
+import { connectionWindow, listFleetFileSystems, lookupOwners, readConnections } from './evidence';
 import { emptyReport, type ReapReport } from './report';
 import type { ReaperSettings } from './settings';
 
@@ -160,7 +161,7 @@ async function deleteFileSystem(
       await efs.send(new DeleteFileSystemCommand({ FileSystemId: fs.id }));
       return { status: 'deleted' };
     } catch (err) {
-      const name = (err as { name?: string }).name;
+      const name = errorName(err);
       if (name === 'FileSystemNotFound') return { status: 'deleted' };
       if (name !== 'FileSystemInUse') throw err;
       if (decision.basis === 'no-mount-target') {

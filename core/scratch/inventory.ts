@@ -3,15 +3,11 @@
  * DescribeFileSystems page per 100 file systems; each entry already carries the tags, state, age and
  * mount-target count, so there is no call per file system.
  */
-import {
-  DescribeFileSystemsCommand,
-  paginateDescribeFileSystems,
-  type EFSClient,
-  type FileSystemDescription,
-} from '@aws-sdk/client-efs';
+import { DescribeFileSystemsCommand, type EFSClient, type FileSystemDescription } from '@aws-sdk/client-efs';
 import { teardownFileSystem, type TeardownOptions, type TeardownOutcome } from '../efs-teardown';
 import { TAG_FLEET, TAG_JOB, TAG_MARKED_IDLE_AT, TAG_OWNER_INSTANCE } from '../tags';
-import { errorName } from './provision';
+import { errorName } from '../errors';
+import { listFleetFileSystemDescriptions, tagValue } from '../fleet-file-systems';
 
 export interface ScratchFileSystemSummary {
   readonly fileSystemId: string;
@@ -27,23 +23,19 @@ export interface ScratchFileSystemSummary {
   readonly markedIdleAt?: string;
 }
 
-function tag(fs: FileSystemDescription, key: string): string | undefined {
-  return fs.Tags?.find((t) => t.Key === key)?.Value;
-}
-
 export function summarize(fs: FileSystemDescription, now: number): ScratchFileSystemSummary {
   const created = fs.CreationTime?.getTime();
   return {
     fileSystemId: fs.FileSystemId!,
-    job: tag(fs, TAG_JOB),
-    ownerInstance: tag(fs, TAG_OWNER_INSTANCE),
+    job: tagValue(fs, TAG_JOB),
+    ownerInstance: tagValue(fs, TAG_OWNER_INSTANCE),
     state: fs.LifeCycleState ?? 'unknown',
     availabilityZone: fs.AvailabilityZoneName,
     createdAt: fs.CreationTime?.toISOString(),
     ageSeconds: created === undefined ? undefined : Math.max(0, Math.round((now - created) / 1000)),
     mountTargets: fs.NumberOfMountTargets ?? 0,
     sizeBytes: fs.SizeInBytes?.Value,
-    markedIdleAt: tag(fs, TAG_MARKED_IDLE_AT),
+    markedIdleAt: tagValue(fs, TAG_MARKED_IDLE_AT),
   };
 }
 
@@ -53,12 +45,9 @@ export async function listScratchFileSystems(
   fleetId: string,
   now: number = Date.now(),
 ): Promise<ScratchFileSystemSummary[]> {
-  const found: ScratchFileSystemSummary[] = [];
-  for await (const page of paginateDescribeFileSystems({ client: efs, pageSize: 100 }, {})) {
-    for (const fs of page.FileSystems ?? []) {
-      if (tag(fs, TAG_FLEET) === fleetId && fs.LifeCycleState !== 'deleted') found.push(summarize(fs, now));
-    }
-  }
+  const found = (await listFleetFileSystemDescriptions(efs, fleetId))
+    .filter((fs) => fs.LifeCycleState !== 'deleted')
+    .map((fs) => summarize(fs, now));
   return found.sort((a, b) => (a.createdAt ?? '').localeCompare(b.createdAt ?? ''));
 }
 
@@ -83,7 +72,7 @@ export async function deleteScratchFileSystem(
     if (errorName(err) !== 'FileSystemNotFound') throw err;
   }
   if (fs === undefined) return { status: 'already-gone', mountTargetsDeleted: 0 };
-  const owner = tag(fs, TAG_FLEET);
+  const owner = tagValue(fs, TAG_FLEET);
   if (owner !== fleetId) {
     throw new NotThisFleetsError(
       owner === undefined

@@ -16,6 +16,8 @@ import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { EFSClient } from '@aws-sdk/client-efs';
 import { backoffDelay, systemClock, type Clock } from '../clock';
 import { teardownFileSystem } from '../efs-teardown';
+import { errorText } from '../errors';
+import { tagValue } from '../fleet-file-systems';
 import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE } from '../tags';
 import {
   describeTermination,
@@ -382,7 +384,7 @@ async function tearDown(
         const found = await findFileSystemByToken(request.efs, creationToken(request.fleetId, request.jobId));
         if (found === undefined) return { status: 'nothing-created' };
         // Our create would have tagged it with this instance; anything else holding the token is not ours.
-        const owner = found.Tags?.find((t) => t.Key === TAG_OWNER_INSTANCE)?.Value;
+        const owner = tagValue(found, TAG_OWNER_INSTANCE);
         if (owner !== request.placement.instanceId) {
           log(
             `${found.FileSystemId} holds the job's CreationToken but belongs to ${owner ?? 'no instance'}: left alone`,
@@ -400,9 +402,9 @@ async function tearDown(
         return { status: outcome.status, fileSystemId, mountTargetsDeleted: outcome.mountTargetsDeleted };
       }
       lastError = outcome.reason;
-      if (outcome.reason !== 'file system still in use') break;
+      if (outcome.cause !== 'in-use') break;
     } catch (err) {
-      lastError = `${(err as Error).name}: ${(err as Error).message}`;
+      lastError = errorText(err);
       log(`teardown attempt ${attempt + 1} failed (${lastError}); retrying`);
     }
     await clock.sleep(Math.min(backoffDelay(attempt, 1000, 10_000), Math.max(0, deadline - clock.now())));

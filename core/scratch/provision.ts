@@ -19,6 +19,8 @@ import {
   type MountTargetDescription,
 } from '@aws-sdk/client-efs';
 import { backoffDelay, systemClock, type Clock } from '../clock';
+import { errorName, errorText } from '../errors';
+import { tagValue } from '../fleet-file-systems';
 import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE } from '../tags';
 import { creationToken, nameTag } from './naming';
 
@@ -69,14 +71,6 @@ export interface ScratchFileSystemSpec {
   readonly availabilityZoneName: string;
   /** KMS key; the AWS managed key for EFS when unset. */
   readonly kmsKeyId?: string;
-}
-
-export function errorName(err: unknown): string {
-  return (err as { name?: string } | undefined)?.name ?? '';
-}
-
-function tagValue(fs: FileSystemDescription, key: string): string | undefined {
-  return fs.Tags?.find((t) => t.Key === key)?.Value;
 }
 
 function checkInterrupted(signal: AbortSignal | undefined): void {
@@ -184,7 +178,7 @@ export async function ensureFileSystem(
       if (errorName(err) !== 'FileSystemAlreadyExists') {
         if (refusedByService(err)) throw err;
         throw new CreateOutcomeUnknown(
-          `CreateFileSystem for job ${spec.jobId} got no clear answer (${errorName(err) || 'error'}: ${(err as Error).message})`,
+          `CreateFileSystem for job ${spec.jobId} got no clear answer (${errorText(err)})`,
           { cause: err },
         );
       }
@@ -285,7 +279,7 @@ async function checkNotInUse(
   } catch (err) {
     throw new ScratchSetupError(
       `cannot tell whether ${owner}, the owner of job ${spec.jobId}'s file system ${id}, is still running ` +
-        `(${errorName(err) || 'error'}: ${(err as Error).message}): not taking over a file system another run may be using; ` +
+        `(${errorText(err)}): not taking over a file system another run may be using; ` +
         `retry, or use another --job`,
     );
   }

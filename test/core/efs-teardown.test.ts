@@ -56,7 +56,7 @@ describe('teardownFileSystem (emulator)', () => {
 
     const outcome = await teardownFileSystem(client, id, { clock, maxWaitMs: 5000, initialPollMs: 1000 });
 
-    expect(outcome.status).toBe('pending');
+    expect(outcome).toMatchObject({ status: 'pending', cause: 'mount-targets' });
     expect((await efs().send(new DescribeFileSystemsCommand({ FileSystemId: id }))).FileSystems).toHaveLength(
       1,
     );

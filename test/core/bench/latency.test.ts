@@ -1,6 +1,7 @@
 import { CreateBucketCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { latencyCsv, measureLatency, sizesUpTo } from '../../../core/bench/latency';
-import { benchS3Client, isDirectoryBucket } from '../../../core/bench/s3-clients';
+import { isDirectoryBucket } from '../../../core/aws';
+import { benchS3Client } from '../../../core/bench/s3-clients';
 import { percentile, summarize } from '../../../core/bench/stats';
 import { latencySvg } from '../../../core/bench/svg';
 import { useEmulator } from '../../support/emulator';
@@ -46,11 +47,11 @@ describe('bench latency against the emulator', () => {
     expect(isDirectoryBucket(EXPRESS)).toBe(true);
     expect(isDirectoryBucket(STANDARD)).toBe(false);
     const names = benchS3Client(EXPRESS).middlewareStack.identify();
-    expect(names.some((n) => n.startsWith('mountfleetDirectoryBucketPathFix'))).toBe(true);
+    expect(names.some((n) => n.startsWith('mountfleetExpressPathFix'))).toBe(true);
     expect(
       benchS3Client(STANDARD)
         .middlewareStack.identify()
-        .some((n) => n.startsWith('mountfleetDirectory')),
+        .some((n) => n.startsWith('mountfleetExpressPathFix')),
     ).toBe(false);
   });
 });
