@@ -15,37 +15,30 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DescribeAutoScalingGroupsCommand, AutoScalingClient } from '@aws-sdk/client-auto-scaling';
+import { DescribeAutoScalingGroupsCommand } from '@aws-sdk/client-auto-scaling';
 import {
   DescribeInstancesCommand,
   DescribeLaunchTemplateVersionsCommand,
   DescribeAvailabilityZonesCommand,
   TerminateInstancesCommand,
 } from '@aws-sdk/client-ec2';
-import { DescribeFileSystemsCommand, type FileSystemDescription } from '@aws-sdk/client-efs';
 import { GetFunctionConfigurationCommand, LambdaClient } from '@aws-sdk/client-lambda';
-import { clientConfig, ec2Client, efsClient } from '../../core/aws';
-import { TAG_FLEET, TAG_JOB } from '../../core/tags';
-import { emulatorEnv, runCdk } from '../../test/support/cdk-cli';
-import { runCli } from '../../test/support/cli';
+import { autoScalingClient, clientConfig, ec2Client, efsClient } from '../../core/aws';
+import type { ReapReport } from '../../core/reaper/report';
+import { listScratchFileSystems, type ScratchFileSystemSummary } from '../../core/scratch/inventory';
+import { EMULATOR_ACCOUNT, EMULATOR_REGION, emulatorEnv, runCdk } from '../../test/support/cdk-cli';
+import { CLI_BUNDLE, runCli } from '../../test/support/cli';
 import { ImdsStandIn } from '../../test/support/imds';
 import { MotoServer, REPO_ROOT } from '../../test/support/moto';
+import { MOUNT_HELPER_STANDIN, mountsUnder } from '../../test/support/standins';
 import { Cleanups } from './cleanup';
 import { Progress } from './progress';
 
 const json = process.argv.includes('--json');
 const STACK = 'Mountfleet';
 const FLEET_ID = 'sandbox';
-const ACCOUNT = '123456789012';
-const REGION = 'us-east-1';
-const CLI = join(REPO_ROOT, 'dist', 'agent', 'mountfleet.js');
-const EFS_HELPER_STANDIN = join(
-  REPO_ROOT,
-  'test',
-  'support',
-  'efs-mount-helper-standin',
-  'mount.efs-standin',
-);
+const ACCOUNT = EMULATOR_ACCOUNT;
+const REGION = EMULATOR_REGION;
 
 const progress = new Progress();
 const cleanups = new Cleanups();
@@ -77,6 +70,8 @@ async function cdk(args: string[], env: NodeJS.ProcessEnv, cwd = REPO_ROOT): Pro
 interface RunningJob {
   readonly child: ChildProcess;
   readonly done: Promise<number | null>;
+  /** Where the job's scratch is mounted. */
+  readonly path: string;
   output(): string;
   /** Kills the agent and everything it started, as losing the instance would. */
   killAll(): void;
@@ -92,7 +87,7 @@ function startJob(job: Job, env: NodeJS.ProcessEnv, script: string): RunningJob 
   const child = spawn(
     process.execPath,
     [
-      CLI,
+      CLI_BUNDLE,
       'scratch',
       'run',
       '--job',
@@ -124,6 +119,7 @@ function startJob(job: Job, env: NodeJS.ProcessEnv, script: string): RunningJob 
   const job_: RunningJob = {
     child,
     done,
+    path,
     output: () => output,
     killAll: () => {
       killGroup(child.pid!);
@@ -155,19 +151,17 @@ async function waitFor<T>(
   throw new Error(`timed out waiting for ${what}`);
 }
 
-async function scratchOf(jobId: string): Promise<FileSystemDescription[]> {
-  const out = await efsClient().send(new DescribeFileSystemsCommand({ MaxItems: 100 }));
-  return (out.FileSystems ?? []).filter(
-    (fs) =>
-      fs.Tags?.some((t) => t.Key === TAG_FLEET && t.Value === FLEET_ID) &&
-      fs.Tags?.some((t) => t.Key === TAG_JOB && t.Value === jobId),
-  );
+/** This fleet's scratch file systems (core's listing: pages of 100, tags checked), optionally of one job. */
+async function fleetScratch(jobId?: string): Promise<ScratchFileSystemSummary[]> {
+  const all = await listScratchFileSystems(efsClient(), FLEET_ID);
+  return jobId === undefined ? all : all.filter((f) => f.job === jobId);
 }
 
-async function fleetScratch(): Promise<FileSystemDescription[]> {
-  const out = await efsClient().send(new DescribeFileSystemsCommand({ MaxItems: 100 }));
-  return (out.FileSystems ?? []).filter((fs) =>
-    fs.Tags?.some((t) => t.Key === TAG_FLEET && t.Value === FLEET_ID),
+/** The id of a job's file system, once the agent has created it. */
+function scratchIdOf(jobId: string): Promise<string> {
+  return waitFor(
+    `job ${jobId}'s scratch file system`,
+    async () => (await fleetScratch(jobId))[0]?.fileSystemId,
   );
 }
 
@@ -189,13 +183,6 @@ interface FleetInstance {
   readonly launchTemplateId: string;
 }
 
-interface ReaperReport {
-  readonly deleted: string[];
-  readonly kept: { id: string; reason: string }[];
-  readonly failed: { id: string; error: string }[];
-  readonly [key: string]: unknown;
-}
-
 let report: Record<string, unknown> = {};
 
 async function stackOutputs(outputsFile: string): Promise<Record<string, string>> {
@@ -205,7 +192,7 @@ async function stackOutputs(outputsFile: string): Promise<Record<string, string>
 
 /** The instances the deployed Auto Scaling group launched in the emulator, with their zone facts. */
 async function fleetInstances(asgName: string, count: number): Promise<FleetInstance[]> {
-  const asg = new AutoScalingClient(clientConfig());
+  const asg = autoScalingClient();
   const group = await waitFor('the Auto Scaling group to launch instances', async () => {
     const g = (await asg.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [asgName] })))
       .AutoScalingGroups?.[0];
@@ -254,21 +241,7 @@ async function agentConfigFromUserData(launchTemplateId: string): Promise<unknow
 
 /** Detaches every mount below `dir` (deepest first), so the directory can be removed. */
 function unmountUnder(dir: string): void {
-  const mountPoints = readFileSync('/proc/self/mounts', 'utf8')
-    .split('\n')
-    .map((line) => line.split(' ')[1])
-    .filter((m) => m?.startsWith(`${dir}/`))
-    .sort((a, b) => b.length - a.length);
-  for (const m of mountPoints) spawnSync('umount', ['-l', m]);
-}
-
-/** What instance loss does to a killed job's mount: it goes away with the machine. */
-function releaseOrphanedMounts(fileSystemId: string | undefined, mountLog: string): void {
-  if (!fileSystemId) return;
-  for (const line of readFileSync(mountLog, 'utf8').split('\n').filter(Boolean)) {
-    const [source, dir] = JSON.parse(line) as string[];
-    if (source.startsWith(`${fileSystemId}:`)) spawnSync('umount', ['-l', dir]);
-  }
+  for (const m of mountsUnder(dir).sort((x, y) => y.length - x.length)) spawnSync('umount', ['-l', m]);
 }
 
 /** The events EventBridge delivers to the reaper: its schedule, and an instance state change. */
@@ -293,7 +266,7 @@ function terminatedEvent(instanceId: string): Record<string, unknown> {
 }
 
 /** Loads the reaper bundle that was deployed and calls its handler with the deployed function's settings. */
-async function invokeReaper(functionName: string, event: Record<string, unknown>): Promise<ReaperReport> {
+async function invokeReaper(functionName: string, event: Record<string, unknown>): Promise<ReapReport> {
   const lambda = new LambdaClient(clientConfig());
   const fn = await lambda.send(new GetFunctionConfigurationCommand({ FunctionName: functionName }));
   Object.assign(process.env, fn.Environment?.Variables ?? {});
@@ -301,7 +274,7 @@ async function invokeReaper(functionName: string, event: Record<string, unknown>
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const mod = require(join(REPO_ROOT, 'dist', 'lambda', 'reaper', `${file}.js`)) as Record<
     string,
-    (event: unknown, context: unknown) => Promise<ReaperReport>
+    (event: unknown, context: unknown) => Promise<ReapReport>
   >;
   const deadline = Date.now() + (fn.Timeout ?? 300) * 1000;
   const context = {
@@ -379,10 +352,11 @@ async function main(): Promise<number> {
       env,
     ),
   );
+  const destroy = () =>
+    cdk(['destroy', STACK, '--force', '-o', cdkOut, '-c', `mountfleetConfig=${configFile}`], env);
   let destroyed = false;
   cleanups.add('cdk destroy', async () => {
-    if (!destroyed)
-      await cdk(['destroy', STACK, '--force', '-o', cdkOut, '-c', `mountfleetConfig=${configFile}`], env);
+    if (!destroyed) await destroy();
   });
 
   // 3. Play fleet instances from what was deployed.
@@ -412,12 +386,10 @@ async function main(): Promise<number> {
     ),
   );
   cleanups.add('stop the IMDS stand-ins', () => Promise.all(imds.map((x) => x.stop())).then(() => undefined));
-  const mountLog = join(work, 'efs-mounts.log');
   const instanceEnv = (n: number) =>
     sandboxEnv(moto, {
       MOUNTFLEET_CONFIG: agentConfigFile,
-      MOUNTFLEET_EFS_MOUNT_HELPER: EFS_HELPER_STANDIN,
-      MOUNTFLEET_STANDIN_MOUNT_LOG: mountLog,
+      MOUNTFLEET_EFS_MOUNT_HELPER: MOUNT_HELPER_STANDIN,
       AWS_EC2_METADATA_SERVICE_ENDPOINT: imds[n].endpoint,
       MOUNTFLEET_RUN_DIR: join(work, `run-${n}`),
       TMPDIR: work,
@@ -451,10 +423,11 @@ async function main(): Promise<number> {
     async () => {
       const j = startJob(killed, instanceEnv(0), 'echo started; sleep 600');
       await waitFor('job 2 to start running', () => (j.output().includes('started') ? true : undefined));
-      killed.fileSystemId = (await scratchOf(killed.id))[0]?.FileSystemId;
+      killed.fileSystemId = await scratchIdOf(killed.id);
       j.killAll();
       killed.exitCode = await j.done;
-      releaseOrphanedMounts(killed.fileSystemId, mountLog);
+      // The killed job's mount goes away with its machine.
+      spawnSync('umount', ['-l', j.path]);
       await ec2Client().send(new TerminateInstancesCommand({ InstanceIds: [instances[0].instanceId] }));
       killed.outcome = `agent killed; ${killed.fileSystemId} left behind`;
     },
@@ -469,22 +442,19 @@ async function main(): Promise<number> {
     async () => {
       const j = startJob(spot, instanceEnv(1), 'echo started; sleep 600');
       await waitFor('job 3 to start running', () => (j.output().includes('started') ? true : undefined));
-      spot.fileSystemId = (await scratchOf(spot.id))[0]?.FileSystemId;
+      spot.fileSystemId = await scratchIdOf(spot.id);
       const noticeAt = Date.now();
       imds[1].scheduleSpotInterruption({ action: 'terminate', time: new Date(Date.now() + 120_000) });
       spot.exitCode = await j.done;
-      const left = await scratchOf(spot.id);
-      if (left.length) throw new Error(`job 3 left ${left.map((f) => f.FileSystemId).join(', ')}`);
+      const left = await fleetScratch(spot.id);
+      if (left.length) throw new Error(`job 3 left ${left.map((f) => f.fileSystemId).join(', ')}`);
       imds[1].cancelSpotInterruption();
       spot.outcome = `torn down ${((Date.now() - noticeAt) / 1000).toFixed(1)} s after the notice (exit ${spot.exitCode})`;
     },
     () => spot.outcome,
   );
 
-  busy.fileSystemId = await waitFor(
-    'job 4 to hold its scratch',
-    async () => (await scratchOf(busy.id))[0]?.FileSystemId,
-  );
+  busy.fileSystemId = await scratchIdOf(busy.id);
   jobs.push(busy);
 
   // 4. The deployed reaper's handler code, with the deployed function's settings: first the event
@@ -508,7 +478,7 @@ async function main(): Promise<number> {
         env,
       });
       if (r.code !== 0) throw new Error(`reap exited ${r.code}: ${r.stderr.slice(-2000)}`);
-      return JSON.parse(r.stdout) as ReaperReport;
+      return JSON.parse(r.stdout) as ReapReport;
     },
     (r) => r.kept.map((k) => `would keep ${k.id}: ${k.reason}`).join('; ') || 'nothing to keep',
   );
@@ -531,19 +501,19 @@ async function main(): Promise<number> {
   report = {
     jobs,
     reaper: { eventFastPath: eventReport, scheduled: scheduledReport, dryRunPastGrace: pastGrace },
-    leakedFileSystems: leaked.map((f) => f.FileSystemId!),
+    leakedFileSystems: leaked.map((f) => f.fileSystemId),
     steps: progress.steps,
   };
 
   await progress.step('cdk destroy', async () => {
-    await cdk(['destroy', STACK, '--force', '-o', cdkOut, '-c', `mountfleetConfig=${configFile}`], env);
+    await destroy();
     destroyed = true;
   });
   const failed = eventReport.failed.length + scheduledReport.failed.length;
   return leaked.length === 0 && reaped && busyUntouched && failed === 0 ? 0 : 1;
 }
 
-function reaperLines(runs: Record<string, ReaperReport> | undefined): string[] {
+function reaperLines(runs: Record<string, ReapReport> | undefined): string[] {
   return Object.entries(runs ?? {}).flatMap(([run, r]) => [
     `  ${run}:`,
     ...r.deleted.map((id) => `    deleted ${id}`),
@@ -571,7 +541,7 @@ function printReport(code: number): void {
     ...jobs.map((j) => `  ${j.id.padEnd(16)} ${(j.fileSystemId ?? '-').padEnd(12)} ${j.outcome}`),
     '',
     'Reaper decisions:',
-    ...reaperLines(report.reaper as Record<string, ReaperReport> | undefined),
+    ...reaperLines(report.reaper as Record<string, ReapReport> | undefined),
     '',
     `Leaked scratch file systems at the end: ${((report.leakedFileSystems as string[] | undefined) ?? []).length}`,
     '',

@@ -45,6 +45,8 @@ describe('local sandbox (npm run demo)', () => {
     expect(report.steps.every((s) => s.ok)).toBe(true);
     const job = (id: string) => report.jobs.find((j) => j.id === id)!;
     expect(job('demo-write-read').exitCode).toBe(0);
+    expect(job('demo-killed').fileSystemId).toMatch(/^fs-[0-9a-f]+$/);
+    expect(job('demo-in-use').fileSystemId).toMatch(/^fs-[0-9a-f]+$/);
     const { eventFastPath, scheduled } = report.reaper;
     expect(eventFastPath.deleted).toEqual([job('demo-killed').fileSystemId]);
     expect(scheduled.deleted).toEqual([]);

@@ -21,15 +21,9 @@ import { useEmulator } from '../../support/emulator';
 import { FaultProxy } from '../../support/fault-proxy';
 import { createNetwork, type TestNetwork } from '../../support/fixtures';
 import { ImdsStandIn } from '../../support/imds';
-import { REPO_ROOT } from '../../support/moto';
+import { tagValue } from '../../../core/fleet-file-systems';
+import { MOUNT_HELPER_STANDIN, mountsUnder } from '../../support/standins';
 
-export const MOUNT_HELPER_STANDIN = join(
-  REPO_ROOT,
-  'test',
-  'support',
-  'efs-mount-helper-standin',
-  'mount.efs-standin',
-);
 export const FLEET = 'scratch-it';
 
 /** An instance in the emulator (so the reaper can see it), and the IMDS stand-in that speaks for it. */
@@ -235,23 +229,15 @@ export function killJob(run: ScratchRun): void {
   }
 }
 
-export function mountsUnder(dir: string): string[] {
-  return readFileSync('/proc/self/mountinfo', 'utf8')
-    .split('\n')
-    .map((l) => l.split(' ')[4])
-    .filter((p): p is string => p !== undefined && p.startsWith(dir + '/'));
-}
-
-export function fsTag(fs: FileSystemDescription, key: string): string | undefined {
-  return fs.Tags?.find((t) => t.Key === key)?.Value;
-}
+export { tagValue as fsTag } from '../../../core/fleet-file-systems';
+export { MOUNT_HELPER_STANDIN, mountsUnder } from '../../support/standins';
 
 /** The emulator's file systems of this fleet (and job, when given). */
 export async function fileSystemsOf(job?: string): Promise<FileSystemDescription[]> {
   const all =
     (await efsClient({ maxAttempts: 1 }).send(new DescribeFileSystemsCommand({}))).FileSystems ?? [];
   return all.filter(
-    (fs) => fsTag(fs, TAG_FLEET) === FLEET && (job === undefined || fsTag(fs, TAG_JOB) === job),
+    (fs) => tagValue(fs, TAG_FLEET) === FLEET && (job === undefined || tagValue(fs, TAG_JOB) === job),
   );
 }
 
