@@ -21,6 +21,11 @@ export interface CliContext {
   exitCode: number;
 }
 
+/** Prints `value` as the one pretty-printed JSON document a `--json` run writes on stdout. */
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
 export type RegisterCommand = (program: Command, ctx: CliContext) => void;
 
 // In the order `--help` lists them: on an instance first, then operators, then planning tools.

@@ -6,12 +6,12 @@
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RegisterCommand } from '../cli';
+import { printJson, type RegisterCommand } from '../cli';
 import { latencyCsv, measureLatency, sizesUpTo, type LatencyTarget } from '../../core/bench/latency';
 import { benchRead } from '../../core/bench/read';
 import { benchS3Client } from '../../core/bench/s3-clients';
 import { formatSize, latencySvg } from '../../core/bench/svg';
-import { parseBytes, UnitError } from '../../core/plan/units';
+import { parseBytes, parseWholeNumber, UnitError } from '../../core/plan/units';
 
 interface LatencyFlags {
   standardBucket?: string;
@@ -31,13 +31,6 @@ interface ReadFlags {
   largeMinSize: string;
   json?: boolean;
 }
-
-const positiveInt = (text: string, name: string) => {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1)
-    throw new UnitError(`${name} must be a whole number above 0, not "${text}"`);
-  return n;
-};
 
 export const register: RegisterCommand = (program, ctx) => {
   const bench = program.command('bench').description('measure S3 request latency and mount read throughput');
@@ -63,7 +56,7 @@ export const register: RegisterCommand = (program, ctx) => {
       let runs: number;
       try {
         sizes = sizesUpTo(parseBytes(flags.maxSize));
-        runs = positiveInt(flags.runs, '--runs');
+        runs = parseWholeNumber('--runs', flags.runs, { min: 1 });
       } catch (err) {
         if (!(err instanceof UnitError)) throw err;
         process.stderr.write(`mountfleet bench latency: ${err.message}\n`);
@@ -104,7 +97,7 @@ export const register: RegisterCommand = (program, ctx) => {
           `S3 request latency by object size (${runs} runs per point; ${targets.map((t) => t.bucket).join(' vs ')})`,
         ),
       );
-      if (flags.json) process.stdout.write(`${JSON.stringify({ csv, svg, rows }, null, 2)}\n`);
+      if (flags.json) printJson({ csv, svg, rows });
       else process.stderr.write(`wrote ${csv} and ${svg}\n`);
     });
 
@@ -123,8 +116,8 @@ export const register: RegisterCommand = (program, ctx) => {
       let epochs: number;
       let largeMinBytes: number;
       try {
-        concurrency = positiveInt(flags.concurrency, '--concurrency');
-        epochs = positiveInt(flags.epochs, '--epochs');
+        concurrency = parseWholeNumber('--concurrency', flags.concurrency, { min: 1 });
+        epochs = parseWholeNumber('--epochs', flags.epochs, { min: 1 });
         largeMinBytes = parseBytes(flags.largeMinSize);
       } catch (err) {
         if (!(err instanceof UnitError)) throw err;
@@ -143,7 +136,6 @@ export const register: RegisterCommand = (program, ctx) => {
               `in ${r.seconds.toFixed(3)} s: ${r.filesPerSecond.toFixed(0)} files/s, ${r.mibPerSecond.toFixed(1)} MiB/s\n`,
           ),
       });
-      if (flags.json)
-        process.stdout.write(`${JSON.stringify({ path: flags.path, concurrency, results }, null, 2)}\n`);
+      if (flags.json) printJson({ path: flags.path, concurrency, results });
     });
 };

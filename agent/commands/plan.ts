@@ -3,7 +3,7 @@
  * versus EBS gp3. The model lives in core/plan; this file only reads flags and prints.
  */
 import { Option } from 'commander';
-import type { RegisterCommand } from '../cli';
+import { printJson, type RegisterCommand } from '../cli';
 import { renderPlan } from '../../core/plan/format';
 import { computePlan } from '../../core/plan/model';
 import { PRESETS } from '../../core/plan/presets';
@@ -88,7 +88,7 @@ export const register: RegisterCommand = (program, ctx) => {
         const prices = resolvePrices({ region: opts.region, file: opts.prices, overrides: opts.price });
         const atBitratesMbps = opts.atBitrate?.split(',').map((r) => parseMbps(r));
         const plan = computePlan({ input, steps, runSeconds }, prices, { atBitratesMbps });
-        if (opts.json) process.stdout.write(`${JSON.stringify(plan, null, 2)}\n`);
+        if (opts.json) printJson(plan);
         else process.stderr.write(renderPlan(plan));
       } catch (err) {
         if (err instanceof WorkloadError || err instanceof PriceError || err instanceof UnitError) {

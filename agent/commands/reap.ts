@@ -4,10 +4,12 @@
  * Decisions and the summary go to stderr; `--json` prints the report on stdout. Exit 1 when any file
  * system failed, 2 for bad settings.
  */
+import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { Command } from 'commander';
-import type { RegisterCommand } from '../cli';
+import { printJson, type RegisterCommand } from '../cli';
 import { cloudWatchClient, ec2Client, efsClient } from '../../core/aws';
-import { reap } from '../../core/reaper/reaper';
+import { parseWholeNumber, UnitError } from '../../core/plan/units';
+import { reap, type ReaperClients } from '../../core/reaper/reaper';
 import { summarizeReport } from '../../core/reaper/report';
 import {
   REAPER_DEFAULTS,
@@ -75,32 +77,32 @@ export const register: RegisterCommand = (program: Command, ctx) => {
           deadlineMarginSeconds: opts.deadlineMarginSeconds,
         });
         if (opts.maxRunSeconds !== undefined) {
-          maxRunMs = Number(opts.maxRunSeconds) * 1000;
-          if (!/^\d+$/.test(opts.maxRunSeconds) || maxRunMs <= 0) {
-            throw new ReaperSettingsError(
-              `--max-run-seconds=${opts.maxRunSeconds}: must be a positive whole number`,
-            );
-          }
+          maxRunMs = parseWholeNumber('--max-run-seconds', opts.maxRunSeconds, { min: 1 }) * 1000;
         }
       } catch (err) {
-        if (!(err instanceof ReaperSettingsError)) throw err;
+        if (!(err instanceof ReaperSettingsError || err instanceof UnitError)) throw err;
         process.stderr.write(`mountfleet reap: ${err.message}\n`);
         ctx.exitCode = 2;
         return;
       }
       const endsAt = maxRunMs === undefined ? undefined : Date.now() + maxRunMs;
-      const report = await reap(
-        { efs: efsClient(), ec2: ec2Client(), cloudwatch: cloudWatchClient() },
-        settings,
-        {
-          remainingTimeMs: endsAt === undefined ? undefined : () => endsAt - Date.now(),
-          onDecision: (d) =>
-            say(`${d.fileSystemId} ${d.dryRun ? `would be ${d.outcome}` : d.outcome}: ${d.reason}`),
-          onProgress: say,
+      // Built on the first owner lookup, as in the Lambda: runs that never look up owners need no EC2 client.
+      let ec2: EC2Client | undefined;
+      const clients: ReaperClients = {
+        efs: efsClient(),
+        cloudwatch: cloudWatchClient(),
+        get ec2() {
+          return (ec2 ??= ec2Client());
         },
-      );
+      };
+      const report = await reap(clients, settings, {
+        remainingTimeMs: endsAt === undefined ? undefined : () => endsAt - Date.now(),
+        onDecision: (d) =>
+          say(`${d.fileSystemId} ${d.dryRun ? `would be ${d.outcome}` : d.outcome}: ${d.reason}`),
+        onProgress: say,
+      });
       say(summarizeReport(report));
-      if (opts.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      if (opts.json) printJson(report);
       if (report.failed.length > 0) ctx.exitCode = 1;
     });
 };

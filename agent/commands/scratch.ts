@@ -3,7 +3,7 @@
  * core/scratch; this file reads flags, IMDS and agent.json, wires signals, and prints.
  */
 import { Command, Option } from 'commander';
-import type { RegisterCommand } from '../cli';
+import { printJson, type RegisterCommand } from '../cli';
 import { ec2Client, efsClient } from '../../core/aws';
 import { readInstanceIdentity } from '../../core/imds';
 import {
@@ -13,7 +13,7 @@ import {
 } from '../../core/scratch/inventory';
 import { runScratchJob, MAX_SPOT_POLL_MS, type StopReason } from '../../core/scratch/lifecycle';
 import { generateJobId, jobIdProblem } from '../../core/scratch/naming';
-import { UnitError } from '../../core/plan/units';
+import { parseWholeNumber, UnitError } from '../../core/plan/units';
 import { burstCreditPreflight, parseBytes } from '../../core/scratch/preflight';
 import { terminationNoticeReader } from '../../core/termination-watch';
 import { registerScratchRun } from '../../core/scratch/registry';
@@ -49,21 +49,18 @@ const say = (line: string) => process.stderr.write(`mountfleet scratch: ${line}\
 /** Exit status for a bad command line or settings (nothing was created). */
 const EXIT_USAGE = 2;
 
-function wholeNumber(flag: string, text: string): number {
-  const n = Number(text);
-  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(n))
-    throw new ScratchSettingsError(`${flag} ${text}: must be a whole number`);
-  return n;
-}
-
 async function run(command: string[], opts: RunOptions): Promise<number> {
   const jobId = opts.job ?? generateJobId();
   const problem = jobIdProblem(jobId);
   if (problem) throw new ScratchSettingsError(problem);
   const spotPollMs =
-    opts.spotPollMs === undefined ? MAX_SPOT_POLL_MS : wholeNumber('--spot-poll-ms', opts.spotPollMs);
+    opts.spotPollMs === undefined
+      ? MAX_SPOT_POLL_MS
+      : parseWholeNumber('--spot-poll-ms', opts.spotPollMs, { min: 0 });
   const teardownGraceSeconds =
-    opts.teardownGrace === undefined ? undefined : wholeNumber('--teardown-grace', opts.teardownGrace);
+    opts.teardownGrace === undefined
+      ? undefined
+      : parseWholeNumber('--teardown-grace', opts.teardownGrace, { min: 0 });
 
   if (opts.expectedIo !== undefined) {
     const verdict = burstCreditPreflight(parseBytes(opts.expectedIo), opts.strict ?? false);
@@ -158,7 +155,7 @@ async function list(opts: OperatorOptions): Promise<number> {
   const fleetId = resolveFleetId(opts.fleet, config);
   const found = await listScratchFileSystems(efsClient({ region: config?.region }), fleetId);
   if (opts.json) {
-    process.stdout.write(`${JSON.stringify({ fleetId, fileSystems: found }, null, 2)}\n`);
+    printJson({ fleetId, fileSystems: found });
     return 0;
   }
   if (found.length === 0) {
@@ -199,7 +196,7 @@ async function remove(fileSystemId: string, opts: OperatorOptions): Promise<numb
       onProgress: say,
     },
   );
-  if (opts.json) process.stdout.write(`${JSON.stringify({ fileSystemId, ...outcome }, null, 2)}\n`);
+  if (opts.json) printJson({ fileSystemId, ...outcome });
   switch (outcome.status) {
     case 'deleted':
       say(`deleted ${fileSystemId} (${outcome.mountTargetsDeleted} mount target(s) deleted first)`);

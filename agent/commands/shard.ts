@@ -3,9 +3,9 @@
  * `mountfleet shard verify` reads them back and checks the round trip. Logic in core/shard.
  */
 import { Option } from 'commander';
-import type { RegisterCommand } from '../cli';
+import { printJson, type RegisterCommand } from '../cli';
 import { s3Client } from '../../core/aws';
-import { parseBytes, UnitError } from '../../core/plan/units';
+import { parseBytes, parseWholeNumber, UnitError } from '../../core/plan/units';
 import { shardPrefix } from '../../core/shard/shard';
 import { verifyShards, type SourceCheck } from '../../core/shard/verify';
 
@@ -75,11 +75,13 @@ export const register: RegisterCommand = (program, ctx) => {
 
 async function pack(flags: ShardFlags & { prefix: string }): Promise<number> {
   let targetBytes: number;
+  let concurrency: number;
   try {
-    targetBytes = parseBytes(flags.targetSize);
+    targetBytes = parseFlag('--target-size', () => parseBytes(flags.targetSize));
+    concurrency = parseWholeNumber('--concurrency', flags.concurrency, { min: 1 });
   } catch (err) {
     if (!(err instanceof UnitError)) throw err;
-    process.stderr.write(`mountfleet shard: --target-size: ${err.message}\n`);
+    process.stderr.write(`mountfleet shard: ${err.message}\n`);
     return 2;
   }
   const stop = new AbortController();
@@ -97,7 +99,7 @@ async function pack(flags: ShardFlags & { prefix: string }): Promise<number> {
       destBucket: flags.destBucket,
       destPrefix: asFolder(flags.destPrefix),
       targetBytes,
-      concurrency: Math.max(1, Number(flags.concurrency) || 16),
+      concurrency,
       signal: stop.signal,
       onShard: (s, done) =>
         process.stderr.write(
@@ -105,7 +107,7 @@ async function pack(flags: ShardFlags & { prefix: string }): Promise<number> {
             `(${done.written} written, ${done.skipped} already done, ${done.total} in all)\n`,
         ),
     });
-    if (flags.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    if (flags.json) printJson(result);
     else {
       const rate = result.seconds > 0 ? result.objects / result.seconds : 0;
       process.stderr.write(
@@ -124,15 +126,33 @@ async function pack(flags: ShardFlags & { prefix: string }): Promise<number> {
   }
 }
 
+/** Runs a parser whose message does not name the flag, prefixing the flag's name to it. */
+function parseFlag<T>(flag: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (err) {
+    if (err instanceof UnitError) throw new UnitError(`${flag}: ${err.message}`);
+    throw err;
+  }
+}
+
 async function verify(flags: ShardFlags): Promise<number> {
+  let rangeChecks: number;
+  try {
+    rangeChecks = parseWholeNumber('--range-checks', flags.rangeChecks, { min: 0 });
+  } catch (err) {
+    if (!(err instanceof UnitError)) throw err;
+    process.stderr.write(`mountfleet shard verify: ${err.message}\n`);
+    return 2;
+  }
   const result = await verifyShards({
     s3: s3Client(),
     bucket: flags.destBucket ?? flags.bucket,
     destPrefix: asFolder(flags.destPrefix),
     source: flags.source,
-    rangeChecks: Math.max(0, Number(flags.rangeChecks) || 0),
+    rangeChecks,
   });
-  if (flags.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  if (flags.json) printJson(result);
   else {
     for (const p of result.problems) process.stderr.write(`problem: ${p}\n`);
     process.stderr.write(

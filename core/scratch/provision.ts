@@ -239,7 +239,10 @@ function checkReusable(fs: FileSystemDescription, spec: ScratchFileSystemSpec): 
     );
   }
   if (fs.LifeCycleState === 'error') {
-    throw new ScratchSetupError(`file system ${id} of job ${spec.jobId} is in state error`);
+    throw new ScratchSetupError(
+      `file system ${id} of job ${spec.jobId} is in state error: ` +
+        `run \`mountfleet scratch delete ${id}\` or use another --job`,
+    );
   }
 }
 

@@ -65,4 +65,13 @@ describe('mountfleet reap (bundle, emulator)', () => {
     expect(r.stderr).toMatch(/--idle-window-minutes="2": must be at least 5/);
     expect(r.stdout).toBe('');
   });
+
+  it('rejects a run budget that is not a positive whole number, with exit status 2', async () => {
+    const r = await runCli(['reap', '--fleet', 'f1', '--max-run-seconds', '0']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(
+      /--max-run-seconds "0": must be a whole number at least 1, e.g. --max-run-seconds 10/,
+    );
+    expect(r.stdout).toBe('');
+  });
 });

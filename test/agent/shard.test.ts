@@ -71,4 +71,14 @@ describe('mountfleet shard', () => {
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/unknown action "list"/);
   });
+
+  it('refuses a count that is not a whole number instead of using the default', async () => {
+    const flags = ['--bucket', 'b', '--prefix', 'p', '--dest-prefix', 'q'];
+    const concurrency = await mountfleet('shard', ...flags, '--concurrency', 'abc');
+    expect(concurrency.code).toBe(2);
+    expect(concurrency.stderr).toMatch(/--concurrency "abc": must be a whole number at least 1/);
+    const rangeChecks = await mountfleet('shard', 'verify', ...flags, '--range-checks', '2.5');
+    expect(rangeChecks.code).toBe(2);
+    expect(rangeChecks.stderr).toMatch(/--range-checks "2.5": must be a whole number at least 0/);
+  });
 });
