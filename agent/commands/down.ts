@@ -3,6 +3,7 @@ import type { RegisterCommand } from '../cli';
 import { systemClock } from '../../core/clock';
 import { agentPaths } from '../../core/mountpoint/paths';
 import { processAlive, readState } from '../../core/mountpoint/state';
+import { parseWholeNumber, UnitError } from '../../core/plan/units';
 
 export const register: RegisterCommand = (program, ctx) => {
   program
@@ -10,16 +11,25 @@ export const register: RegisterCommand = (program, ctx) => {
     .description('stop the mounts cleanly (signals the running agent and waits for it)')
     .option('--timeout <seconds>', 'how long to wait', '60')
     .action(async (opts: { timeout: string }) => {
+      let timeoutSeconds: number;
+      try {
+        timeoutSeconds = parseWholeNumber('--timeout', opts.timeout, { min: 1 });
+      } catch (err) {
+        if (!(err instanceof UnitError)) throw err;
+        process.stderr.write(`mountfleet down: ${err.message}\n`);
+        ctx.exitCode = 2;
+        return;
+      }
       const state = readState(agentPaths().runDir);
       if (!state || !processAlive(state.pid)) {
         process.stderr.write('agent not running: nothing to stop\n');
         return;
       }
       process.kill(state.pid, 'SIGTERM');
-      const deadline = systemClock.now() + Number(opts.timeout) * 1000;
+      const deadline = systemClock.now() + timeoutSeconds * 1000;
       while (processAlive(state.pid) && systemClock.now() < deadline) await systemClock.sleep(100);
       if (processAlive(state.pid)) {
-        process.stderr.write(`agent pid ${state.pid} still running after ${opts.timeout} s\n`);
+        process.stderr.write(`agent pid ${state.pid} still running after ${timeoutSeconds} s\n`);
         ctx.exitCode = 1;
         return;
       }

@@ -4,18 +4,19 @@ import type { RegisterCommand } from '../cli';
 import { ec2Client } from '../../core/aws';
 import { DEFAULT_AGENT_CONFIG_PATH, loadAgentConfig } from '../../core/config';
 import { formatTuneReport, tuneForInstanceType } from '../../core/mountpoint/tune-report';
+import { parseWholeNumber, UnitError } from '../../core/plan/units';
 
 interface TuneOptions {
   instanceType: string;
   config?: string;
   azId?: string;
   interfaces?: string;
-  rootFreeGib?: string;
+  rootFreeGib: string;
   offline?: boolean;
   json?: boolean;
 }
 
-export const register: RegisterCommand = (program) => {
+export const register: RegisterCommand = (program, ctx) => {
   program
     .command('tune')
     .description(
@@ -35,13 +36,22 @@ export const register: RegisterCommand = (program) => {
     .option('--offline', 'use the built-in instance table instead of ec2:DescribeInstanceTypes')
     .option('--json', 'one JSON document on stdout')
     .action(async (opts: TuneOptions) => {
+      let rootFreeGiB: number;
+      try {
+        rootFreeGiB = parseWholeNumber('--root-free-gib', opts.rootFreeGib, { min: 0 });
+      } catch (err) {
+        if (!(err instanceof UnitError)) throw err;
+        process.stderr.write(`mountfleet tune: ${err.message}\n`);
+        ctx.exitCode = 2;
+        return;
+      }
       const configPath = opts.config ?? process.env.MOUNTFLEET_CONFIG ?? DEFAULT_AGENT_CONFIG_PATH;
       const report = await tuneForInstanceType({
         instanceType: opts.instanceType,
         ...(opts.config || existsSync(configPath) ? { config: loadAgentConfig(configPath) } : {}),
         ...(opts.azId ? { azId: opts.azId } : {}),
         ...(opts.interfaces ? { interfaces: opts.interfaces.split(',').filter(Boolean) } : {}),
-        rootFreeGiB: Number(opts.rootFreeGib),
+        rootFreeGiB,
         ...(opts.offline ? {} : { ec2: ec2Client({ maxAttempts: 2, connectionTimeoutMs: 2000 }) }),
       });
       if (opts.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);

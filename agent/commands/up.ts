@@ -76,8 +76,7 @@ export const register: RegisterCommand = (program, ctx) => {
         expressClient: () => s3ExpressClient({ maxAttempts: 1, connectionTimeoutMs: 1000 }),
         log,
       };
-      const probe = await MountAgent.preMountProbe(options);
-      const agent = new MountAgent(options, probe);
+      const agent = await MountAgent.create(options);
       const stop = new AbortController();
       const onSignal = (signal: string) => {
         log({ event: 'signal', signal });

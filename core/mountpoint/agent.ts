@@ -58,6 +58,7 @@ export interface AgentOptions {
   readonly cloudWatchAgentConfigFile: string;
   /** EMF lines (switch counts) for the CloudWatch agent to ship. */
   readonly metricsLogFile: string;
+  /** Called at most once per agent: the one client serves the pre-mount probe and every watchdog probe. */
   readonly expressClient: () => S3Client;
   readonly run?: CommandRunner;
   readonly clock?: Clock;
@@ -85,11 +86,26 @@ export class MountAgent {
   private lastProbe?: { at: string; result: ProbeResult };
   private lastChangeAt?: string;
   private readonly expressBucket?: string;
+  private readonly expressClient?: S3Client;
 
-  constructor(
+  /** Creates the Express client (when a mount uses the cache), probes the zone once, then plans. */
+  static async create(o: AgentOptions): Promise<MountAgent> {
+    const bucket = o.config.expressCache?.buckets[o.identity.availabilityZoneId];
+    const wanted = o.config.mounts.some((m) => m.cache === 'express' || m.cache === 'local+express');
+    if (!bucket || !wanted) return new MountAgent(o);
+    // One client for the agent's life: a new one per probe would redo TLS and, on S3 Express,
+    // CreateSession inside every probe's time budget.
+    const client = o.expressClient();
+    const probe = await probeExpressBucket(client, bucket, o.config.expressCache!.probeTimeoutMs, o.clock);
+    return new MountAgent(o, { probe, client });
+  }
+
+  private constructor(
     private readonly o: AgentOptions,
-    initialProbe?: ProbeResult,
+    express?: { readonly probe: ProbeResult; readonly client: S3Client },
   ) {
+    const initialProbe = express?.probe;
+    this.expressClient = express?.client;
     this.run = o.run ?? execCommand;
     this.clock = o.clock ?? systemClock;
     this.log =
@@ -126,14 +142,6 @@ export class MountAgent {
     }));
   }
 
-  /** Probes the zone's bucket once before mounting (undefined when no mount uses the Express cache). */
-  static async preMountProbe(o: AgentOptions): Promise<ProbeResult | undefined> {
-    const bucket = o.config.expressCache?.buckets[o.identity.availabilityZoneId];
-    const wanted = o.config.mounts.some((m) => m.cache === 'express' || m.cache === 'local+express');
-    if (!bucket || !wanted) return undefined;
-    return probeExpressBucket(o.expressClient(), bucket, o.config.expressCache!.probeTimeoutMs, o.clock);
-  }
-
   /** Prepares the cache volume, starts every mount and points user paths; leaves them running. */
   async start(): Promise<void> {
     const { o } = this;
@@ -143,24 +151,33 @@ export class MountAgent {
       o.cloudWatchAgentConfigFile,
       renderCloudWatchAgentConfig({ metricsLogFile: o.metricsLogFile }),
     );
-    const healthy = this.lastProbe?.result.healthy ?? false;
+    let healthy = this.lastProbe?.result.healthy ?? false;
     if (this.expressBucket)
       this.log({ event: 'express-probe', bucket: this.expressBucket, ...this.lastProbe?.result });
     this.saveState();
+    if (o.mode === 'systemd') await this.installUnits();
     for (const m of this.mounts) {
       for (const p of m.plan.processes) {
         if (p.role === 'xz' && !healthy) continue; // a mount with --cache-xz on a dark zone fails after 30 s
-        await this.startProcess(m, p);
+        try {
+          await this.startProcess(m, p);
+        } catch (e) {
+          if (p.role !== 'xz') throw e;
+          // Serve from the direct process and count the zone as down: the watchdog's next healthy
+          // verdict starts the cached process again (onZoneChange), as after any outage.
+          this.log({ event: 'xz-start-failed', mount: m.plan.mount.path, error: (e as Error).message });
+          healthy = false;
+        }
       }
-      if (m.switcher) await this.point(m, healthy ? 'xz' : 'direct', undefined);
+      if (m.switcher) await this.point(m, m.running.has('xz') ? 'xz' : 'direct', undefined);
       this.log({ event: 'mounted', mount: m.plan.mount.path, active: this.active(m) });
     }
     this.saveState();
-    if (this.expressBucket) {
+    if (this.expressBucket && this.expressClient) {
       const bucket = this.expressBucket;
+      const client = this.expressClient;
       this.watchdog = new ExpressWatchdog({
-        probe: () =>
-          probeExpressBucket(o.expressClient(), bucket, o.config.expressCache!.probeTimeoutMs, this.clock),
+        probe: () => probeExpressBucket(client, bucket, o.config.expressCache!.probeTimeoutMs, this.clock),
         intervalMs: o.config.expressCache!.probeIntervalMs,
         initiallyHealthy: healthy,
         clock: this.clock,
@@ -201,6 +218,7 @@ export class MountAgent {
             await this.run('systemctl', ['stop', unitName(m.plan.name, p.role)]).catch(() => '');
       }
     }
+    this.expressClient?.destroy();
     rmSync(statePath(this.o.runDir), { force: true });
     this.log({ event: 'stopped' });
   }
@@ -215,21 +233,29 @@ export class MountAgent {
         environment: p.environment,
       });
     } else {
-      const unit = unitName(m.plan.name, p.role);
-      mkdirSync(this.o.unitDir, { recursive: true });
-      writeFileSync(
-        join(this.o.unitDir, unit),
-        renderMountUnit({
-          mountName: m.plan.name,
-          process: p,
-          mountS3: this.o.mountS3,
-          description: `Mountpoint for s3://${m.plan.mount.bucket}/${m.plan.mount.prefix} (${p.role}) at ${p.mountPoint}`,
-        }),
-      );
-      await this.run('systemctl', ['daemon-reload']);
-      await this.run('systemctl', ['enable', '--now', unit]);
+      // Started, never enabled: at boot the agent's own unit starts them after its pre-mount probe.
+      await this.run('systemctl', ['start', unitName(m.plan.name, p.role)]);
     }
     m.running.add(p.role);
+  }
+
+  /** Writes every process's unit, then reloads systemd once. */
+  private async installUnits(): Promise<void> {
+    mkdirSync(this.o.unitDir, { recursive: true });
+    for (const m of this.mounts) {
+      for (const p of m.plan.processes) {
+        writeFileSync(
+          join(this.o.unitDir, unitName(m.plan.name, p.role)),
+          renderMountUnit({
+            mountName: m.plan.name,
+            process: p,
+            mountS3: this.o.mountS3,
+            description: `Mountpoint for s3://${m.plan.mount.bucket}/${m.plan.mount.prefix} (${p.role}) at ${p.mountPoint}`,
+          }),
+        );
+      }
+    }
+    await this.run('systemctl', ['daemon-reload']);
   }
 
   private active(m: MountRuntime): ProcessRole {

@@ -2,7 +2,7 @@
  * systemd units for Mountpoint processes (one `Type=forking` unit each) and the agent's own service,
  * plus the local CloudWatch agent configuration that receives Mountpoint's OTLP metrics.
  */
-import type { ProcessPlan } from './tuning';
+import { OTLP_ENDPOINT, type ProcessPlan } from './tuning';
 
 export const UNIT_DIRECTORY = '/etc/systemd/system';
 export const FUSERMOUNT = '/usr/bin/fusermount';
@@ -59,7 +59,7 @@ export function renderMountUnit(options: {
 export function renderCloudWatchAgentConfig(options: { readonly metricsLogFile: string }): string {
   return `${JSON.stringify(
     {
-      metrics: { metrics_collected: { otlp: { http_endpoint: '127.0.0.1:4318' } } },
+      metrics: { metrics_collected: { otlp: { http_endpoint: new URL(OTLP_ENDPOINT).host } } },
       logs: {
         logs_collected: {
           files: {

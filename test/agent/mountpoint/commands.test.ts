@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCli } from '../../support/cli';
+import { runCli, runCliInProcess } from '../../support/cli';
 import { useEmulator } from '../../support/emulator';
 
 const emu = useEmulator();
@@ -48,4 +48,20 @@ test('up with a missing config names the file and how to pass another', async ()
   expect(r.stderr).toMatch(
     /cannot read agent config \/nonexistent\.json.*--config FILE or set MOUNTFLEET_CONFIG/,
   );
+});
+
+test.each([
+  {
+    args: ['down', '--timeout', 'abc'],
+    message: /--timeout "abc": must be a whole number.*e\.g\. --timeout 10/,
+  },
+  {
+    args: ['tune', '--instance-type', 't3.large', '--offline', '--root-free-gib', 'x'],
+    message: /--root-free-gib "x": must be a whole number.*e\.g\. --root-free-gib 10/,
+  },
+])('$args.0 refuses a flag that is not a number and shows an example', async ({ args, message }) => {
+  const r = await runCliInProcess(...args);
+  expect(r.code).toBe(2);
+  expect(r.stderr).toMatch(message);
+  expect(r.stdout).toBe('');
 });

@@ -27,6 +27,11 @@ export interface FailoverOptions {
   readonly fileBytes?: number;
   /** Black-hole S3 before the agent starts; the driver clears it once the agent is up. */
   readonly darkAtStart?: boolean;
+  /**
+   * The zone answers probes, but the Express-cached process's first start fails (its cache-metadata
+   * PutObject is refused once): the agent must serve from the standby and start it again later.
+   */
+  readonly expressStartFailsOnce?: boolean;
 }
 
 export interface FailoverResult {
@@ -88,6 +93,14 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverRes
   const imds = await ImdsStandIn.start({ instanceType: 'm6i.2xlarge', availabilityZoneId: 'use1-az4' });
   const proxy = await FaultProxy.start({ target: options.motoEndpoint });
   if (options.darkAtStart) proxy.addRule({ service: 's3', fault: { kind: 'blackhole' } });
+  if (options.expressStartFailsOnce)
+    proxy.addRule({
+      service: 's3',
+      operation: 'PutObject',
+      fault: { kind: 'error', status: 403, code: 'AccessDenied' },
+      times: 1,
+    });
+  const standbyFirst = options.darkAtStart || options.expressStartFailsOnce;
   const child = spawn(
     'unshare',
     [
@@ -115,7 +128,7 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverRes
         MOUNTFLEET_RUN_DIR: join(dir, 'run'),
         MOUNTFLEET_SYSTEM_ROOT: join(dir, 'root'),
         MOUNT_S3_STANDIN_BUCKETS: bucketsDir,
-        ...(options.darkAtStart ? { SCENARIO_DARK_AT_START: '1' } : {}),
+        ...(standbyFirst ? { SCENARIO_STANDBY_FIRST: '1' } : {}),
       },
     },
   );
@@ -133,7 +146,7 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverRes
         const e = JSON.parse(line) as Record<string, unknown> & { event: string };
         if (e.event === 'error')
           return reject(new Error(`${String(e.message)}\nagent log:\n${String(e.agentLog)}`));
-        if (e.event === 'ready' && options.darkAtStart) {
+        if (e.event === 'ready' && standbyFirst) {
           result.ready = e;
           proxy.clear();
           darkAt = Date.now();

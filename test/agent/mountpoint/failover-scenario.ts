@@ -40,6 +40,13 @@ function openDevice(): number {
   }
 }
 
+/** Mounts the agent should have removed on exit: its process mounts and the binds on the user's path. */
+function leftMounted(): number {
+  return readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .filter((l) => l.includes(runDir) || l.split(' ')[4] === userPath).length;
+}
+
 async function waitFor(what: string, test: () => boolean, timeoutMs: number, everyMs = 50): Promise<number> {
   const started = Date.now();
   while (!test()) {
@@ -86,8 +93,9 @@ async function main(): Promise<void> {
     const xzDev = () => devOf(join(runDir, name, 'xz'));
     const directDev = () => statSync(join(runDir, name, 'direct')).dev;
     await waitFor('the user path', () => existsSync(join(userPath, fileName)), 60_000);
-    if (process.env.SCENARIO_DARK_AT_START) {
-      // The zone was dark before the agent started: it must mount on the standby, then move over.
+    if (process.env.SCENARIO_STANDBY_FIRST) {
+      // The zone was dark before the agent started, or its Express-cached process failed to start:
+      // the agent must mount on the standby, then move over.
       emit({
         event: 'ready',
         heldOnExpress: false,
@@ -105,7 +113,8 @@ async function main(): Promise<void> {
       await waitFor('the state to record the switch', () => readState().mounts[0].active === 'xz', 5000);
       const state = readState();
       agent.kill('SIGTERM');
-      emit({ event: 'done', agentExit: await agentExit, leftMounted: 0, state, agentLog });
+      const code = await agentExit;
+      emit({ event: 'done', agentExit: code, leftMounted: leftMounted(), state, agentLog });
       return;
     }
     const expected = readFileSync(join(userPath, fileName));
@@ -166,10 +175,7 @@ async function main(): Promise<void> {
 
     agent.kill('SIGTERM');
     const code = await agentExit;
-    const leftMounted = readFileSync('/proc/self/mountinfo', 'utf8')
-      .split('\n')
-      .filter((l) => l.includes(runDir) || l.split(' ')[4] === userPath).length;
-    emit({ event: 'done', agentExit: code, leftMounted, state, agentLog });
+    emit({ event: 'done', agentExit: code, leftMounted: leftMounted(), state, agentLog });
   } catch (e) {
     agent.kill('SIGTERM');
     await agentExit;

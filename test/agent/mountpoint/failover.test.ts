@@ -48,4 +48,23 @@ test('a zone that is dark at boot does not block the mount: standby first, Expre
   const mount = (r.done.state.mounts as { active: string; switches: object }[])[0];
   expect(mount).toMatchObject({ active: 'xz', switches: { toDirect: 0, toExpress: 1 } });
   expect(r.done.agentExit).toBe(0);
+  expect(r.done.leftMounted).toBe(0);
+}, 90_000);
+
+test('an Express-cached process that fails to start leaves the standby serving, and is started again', async () => {
+  const r = await runFailover({
+    motoEndpoint: emulatorEndpoint(),
+    probeIntervalMs: 1000,
+    probeTimeoutMs: 800,
+    expressStartFailsOnce: true,
+  });
+  expect(r.ready.newOpenDev).toBe(r.ready.directDev);
+  expect(r.backMs).toBeLessThanOrEqual(15_000);
+  const log = r.done.agentLog;
+  expect(log).toMatch(/"event":"express-probe".*"healthy":true/);
+  expect(log).toMatch(/"event":"xz-start-failed".*AccessDenied/);
+  const mount = (r.done.state.mounts as { active: string; switches: object }[])[0];
+  expect(mount).toMatchObject({ active: 'xz', switches: { toDirect: 0, toExpress: 1 } });
+  expect(r.done.agentExit).toBe(0);
+  expect(r.done.leftMounted).toBe(0);
 }, 90_000);

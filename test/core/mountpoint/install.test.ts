@@ -121,12 +121,20 @@ test('a key file whose key is not the pinned fingerprint is refused', async () =
 
 test('a busy package manager is retried with backoff', async () => {
   let calls = 0;
+  const sleeps: number[] = [];
   const o = options({
+    clock: { now: () => 0, sleep: async (ms) => void sleeps.push(ms) },
     installPackage: async () => {
-      if (++calls < 3) throw new Error('Another app is currently holding the yum lock');
+      if (++calls < 4) throw new Error('Another app is currently holding the yum lock');
     },
   });
-  await expect(installMountpoint(o)).resolves.toMatchObject({ action: 'installed', attempts: 3 });
+  await expect(installMountpoint(o)).resolves.toMatchObject({ action: 'installed', attempts: 4 });
+  // backoffDelay(n, 2000, 30000): 50-100% of 2 s, 4 s, 8 s.
+  expect(sleeps).toHaveLength(3);
+  [1000, 2000, 4000].forEach((min, n) => {
+    expect(sleeps[n]).toBeGreaterThanOrEqual(min);
+    expect(sleeps[n]).toBeLessThanOrEqual(2 * min);
+  });
 });
 
 test('skips when mount-s3 --version already reports the pinned version', async () => {

@@ -11,6 +11,7 @@ import {
   unitName,
 } from '../../../core/mountpoint/systemd';
 import { tuneForInstanceType } from '../../../core/mountpoint/tune-report';
+import { OTLP_ENDPOINT } from '../../../core/mountpoint/tuning';
 import { STANDIN } from '../../agent/mountpoint/failover-harness';
 
 let dir: string;
@@ -80,8 +81,8 @@ test('ExecStart arguments survive systemd specifiers, variables and spaces', () 
   expect(systemdArg('$HOME')).toBe('"$$HOME"');
 });
 
-test('the CloudWatch agent receives OTLP on 127.0.0.1:4318 and ships the switch metrics log', () => {
+test('the CloudWatch agent receives OTLP where Mountpoint sends it and ships the switch metrics log', () => {
   const cfg = JSON.parse(renderCloudWatchAgentConfig({ metricsLogFile: '/var/log/mountfleet/metrics.log' }));
-  expect(cfg.metrics.metrics_collected.otlp.http_endpoint).toBe('127.0.0.1:4318');
+  expect(`http://${cfg.metrics.metrics_collected.otlp.http_endpoint}`).toBe(OTLP_ENDPOINT);
   expect(cfg.logs.logs_collected.files.collect_list[0].file_path).toBe('/var/log/mountfleet/metrics.log');
 });

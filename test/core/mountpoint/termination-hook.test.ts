@@ -138,7 +138,9 @@ describe('handleAutoScalingTermination', () => {
     imds.setTargetLifecycleState('InService');
     const handling = handleAutoScalingTermination(
       options(events, new AbortController().signal, async () => {
-        order.push(`mounts stopped, scratch runs left: ${activeScratchRuns(runDir).length}`);
+        order.push(
+          `mounts stopped, scratch runs left: ${activeScratchRuns(runDir).length}, hooks completed: ${completions.length}`,
+        );
       }),
     );
     await new Promise((resolve) => setTimeout(resolve, 400));
@@ -153,7 +155,7 @@ describe('handleAutoScalingTermination', () => {
     scratchRun.kill('SIGTERM'); // its teardown is done
     await exited;
     expect(await handling).toBe('completed');
-    expect(order).toEqual(['mounts stopped, scratch runs left: 0']);
+    expect(order).toEqual(['mounts stopped, scratch runs left: 0, hooks completed: 0']);
     expect(completions.map((c) => Object.fromEntries(c))).toEqual([
       expect.objectContaining({
         Action: 'CompleteLifecycleAction',

@@ -1,0 +1,74 @@
+/**
+ * `up` in systemd mode, with the commands it runs recorded instead of run: every unit file is written
+ * before one daemon-reload, and units are started, never enabled (at boot the agent's own unit starts
+ * them after its pre-mount probe).
+ */
+import type { S3Client } from '@aws-sdk/client-s3';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseAgentConfig } from '../../../core/config';
+import { MountAgent, type AgentOptions } from '../../../core/mountpoint/agent';
+import { FALLBACK_INSTANCE_TYPES } from '../../../core/mountpoint/instance-types';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'mountfleet-agent-systemd-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+test('writes every unit, reloads systemd once, then starts each unit without enabling it', async () => {
+  const calls: string[][] = [];
+  const unitDir = join(dir, 'units');
+  const options: AgentOptions = {
+    config: parseAgentConfig({
+      version: 1,
+      fleetId: 'units',
+      region: 'us-east-1',
+      mounts: [
+        { bucket: 'datasets', prefix: 'train/', path: join(dir, 'train'), cache: 'local' },
+        { bucket: 'datasets', prefix: 'eval/', path: join(dir, 'eval'), cache: 'metadata' },
+      ],
+    }),
+    identity: {
+      instanceId: 'i-0123456789abcdef0',
+      instanceType: 'm6i.xlarge',
+      region: 'us-east-1',
+      availabilityZone: 'us-east-1a',
+      availabilityZoneId: 'use1-az4',
+    },
+    instance: FALLBACK_INSTANCE_TYPES.get('m6i.xlarge')!,
+    host: {
+      memory: { totalMiB: 16384, source: 'test' },
+      cacheVolume: { kind: 'root', directory: join(dir, 'cache'), capacityMiB: 4096, reason: 'test' },
+      interfaces: [],
+    },
+    mountS3: '/usr/bin/mount-s3',
+    mode: 'systemd',
+    runDir: join(dir, 'run'),
+    unitDir,
+    cloudWatchAgentConfigFile: join(dir, 'cwagent.json'),
+    metricsLogFile: join(dir, 'metrics.log'),
+    expressClient: (): S3Client => {
+      throw new Error('no mount uses the Express cache: no client is needed');
+    },
+    run: async (command, args) => {
+      calls.push([command, ...args]);
+      // Each start must find its unit already written and systemd already reloaded.
+      if (args[0] === 'start') expect(existsSync(join(unitDir, args[1]))).toBe(true);
+      return '';
+    },
+    log: () => {},
+  };
+  const agent = await MountAgent.create(options);
+  await agent.start();
+  const units = agent.plan.mounts.map((m) => `mountfleet-${m.name}-main.service`);
+  expect(readdirSync(unitDir).sort()).toEqual([...units].sort());
+  expect(calls.filter(([c]) => c === 'systemctl')).toEqual([
+    ['systemctl', 'daemon-reload'],
+    ...units.map((u) => ['systemctl', 'start', u]),
+  ]);
+
+  await agent.stop();
+  expect(calls.slice(-2)).toEqual(units.map((u) => ['systemctl', 'stop', u]));
+});
