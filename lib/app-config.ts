@@ -13,6 +13,7 @@ import {
   readJsonFile,
 } from '../core/config';
 import { FLEET_ID_PATTERN } from '../core/tags';
+import { REAPER_SETTING_RANGES, type ReaperNumericSetting } from './private/reaper-settings';
 
 /** AZ IDs that exist in every account of us-east-1 (AZ IDs, unlike names, are the same everywhere). */
 export const DEFAULT_AZ_IDS = ['use1-az4', 'use1-az6'];
@@ -21,6 +22,10 @@ const azId = z
   .string()
   .regex(AZ_ID_PATTERN, 'must be an AZ ID such as use1-az4 (not an AZ name like us-east-1a)');
 const azIds = z.array(azId).min(1, 'must list at least one AZ ID');
+
+/** A reaper setting within the bounds the reaper Lambda itself enforces. */
+const reaperSetting = (name: ReaperNumericSetting) =>
+  z.number().int().min(REAPER_SETTING_RANGES[name].min).max(REAPER_SETTING_RANGES[name].max).optional();
 
 const mount = z
   .object({
@@ -80,9 +85,9 @@ const sections = {
     .object({
       dryRun: z.boolean().optional(),
       scheduleMinutes: z.number().int().min(1).max(1440).optional(),
-      graceMinutes: z.number().int().min(1).optional(),
-      idleWindowMinutes: z.number().int().min(5).optional(),
-      maxDeletionsPerRun: z.number().int().min(1).optional(),
+      graceMinutes: reaperSetting('graceMinutes'),
+      idleWindowMinutes: reaperSetting('idleWindowMinutes'),
+      maxDeletionsPerRun: reaperSetting('maxDeletionsPerRun'),
       deletionAlarmThreshold: z.number().int().min(0).optional(),
     })
     .strict(),

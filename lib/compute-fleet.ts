@@ -15,7 +15,7 @@ import {
   type CachePolicy,
 } from '../core/config';
 import { packageRoot } from '../core/package-root';
-import { TAG_FLEET, fleetIdProblem } from '../core/tags';
+import { TAG_FLEET } from '../core/tags';
 import type { IExpressCache } from './express-cache';
 import type { IFleetNetwork } from './fleet-network';
 import { renderAgentConfig } from './private/agent-config';
@@ -28,7 +28,7 @@ import {
   launcherCommands,
   writeFileCommand,
 } from './private/user-data';
-import { invalidProp } from './private/validation';
+import { invalidProp, validateAzIds, validateFleetId } from './private/validation';
 import type { ScratchFileSystems } from './scratch-file-systems';
 
 /** One S3 bucket (or prefix) the agent mounts with Mountpoint on every instance. */
@@ -121,8 +121,7 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
 
   constructor(scope: Construct, id: string, props: ComputeFleetProps) {
     super(scope, id);
-    const problem = fleetIdProblem(props.fleetId);
-    if (problem) invalidProp(this, 'fleetId', problem, 'for example "training"');
+    validateFleetId(this, props.fleetId);
     this.fleetId = props.fleetId;
     const mounts = props.mounts ?? [];
     const defaultCache: CachePolicy = props.expressCache ? 'local+express' : 'local';
@@ -368,7 +367,8 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
     const cacheZones = props.expressCache?.azIds ?? [];
     let zones: string[];
     if (props.azIds) {
-      zones = props.azIds;
+      validateAzIds(this, 'azIds', props.azIds, Stack.of(this).region);
+      zones = [...props.azIds];
       zones.forEach((azId, i) => {
         if (!props.network.subnets[azId]) {
           invalidProp(

@@ -9,11 +9,20 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import * as z from 'zod/mini';
 import { packageRoot } from '../core/package-root';
-import { TAG_FLEET, TAG_MARKED_IDLE_AT, fleetIdProblem } from '../core/tags';
+import {
+  REAPER_DEFAULTS,
+  REAPER_SETTING_SOURCES,
+  reaperSettingsSchema,
+  type ReaperSettings,
+  type ReaperSettingsInput,
+} from '../core/reaper/settings';
+import { TAG_FLEET, TAG_MARKED_IDLE_AT } from '../core/tags';
 import type { IFleetNetwork } from './fleet-network';
 import { acknowledge, acknowledgeWildcardResource } from './private/nag';
-import { invalidProp } from './private/validation';
+import { REAPER_SETTING_RANGES, type ReaperNumericSetting } from './private/reaper-settings';
+import { invalidProp, validateFleetId } from './private/validation';
 
 /** CloudWatch namespace of the reaper's EMF metrics (dimension `Fleet`). */
 export const REAPER_METRIC_NAMESPACE = 'Mountfleet';
@@ -43,15 +52,27 @@ export interface OrphanReaperProps {
    * @default Duration.minutes(15)
    */
   readonly scheduleInterval?: Duration;
-  /** How old a file system without a mount target must be before it counts as orphaned. @default Duration.minutes(30) */
+  /**
+   * How old a file system without a mount target must be before it counts as orphaned (whole minutes, 0 to
+   * 7 days). @default Duration.minutes(30)
+   */
   readonly gracePeriod?: Duration;
-  /** How long `ClientConnections` must be zero for metric-only evidence. @default Duration.minutes(30) */
+  /**
+   * How long `ClientConnections` must be zero for metric-only evidence (whole minutes, 5 minutes to 1 day).
+   * @default Duration.minutes(30)
+   */
   readonly idleWindow?: Duration;
-  /** How far before now the metric window ends (CloudWatch ingestion lag). @default Duration.minutes(5) */
+  /**
+   * How far before now the metric window ends (CloudWatch ingestion lag; whole minutes, 0 to 60).
+   * @default Duration.minutes(5)
+   */
   readonly metricLag?: Duration;
-  /** At most this many deletions per run (a brake on surprises). @default 100 */
+  /** At most this many deletions per run (a brake on surprises; 1 to 1000). @default 100 */
   readonly maxDeletionsPerRun?: number;
-  /** The handler stops starting deletions this long before its timeout. @default Duration.seconds(60) */
+  /**
+   * The handler stops starting deletions this long before its timeout (at most 15 minutes).
+   * @default Duration.seconds(60)
+   */
   readonly deadlineMargin?: Duration;
   /** The function timeout. @default Duration.minutes(5) */
   readonly timeout?: Duration;
@@ -82,17 +103,7 @@ export class OrphanReaper extends Construct {
 
   constructor(scope: Construct, id: string, props: OrphanReaperProps) {
     super(scope, id);
-    const problem = fleetIdProblem(props.fleetId);
-    if (problem) invalidProp(this, 'fleetId', problem);
-    const maxDeletions = props.maxDeletionsPerRun ?? 100;
-    if (!Number.isInteger(maxDeletions) || maxDeletions < 1) {
-      invalidProp(
-        this,
-        'maxDeletionsPerRun',
-        `${maxDeletions} is not a positive whole number`,
-        'for example 100',
-      );
-    }
+    validateFleetId(this, props.fleetId);
     const timeout = props.timeout ?? Duration.minutes(5);
     const deadlineMargin = props.deadlineMargin ?? Duration.seconds(60);
     if (deadlineMargin.toSeconds() >= timeout.toSeconds()) {
@@ -103,6 +114,20 @@ export class OrphanReaper extends Construct {
         'make it shorter than timeout',
       );
     }
+    const settings = validateReaperSettings(this, {
+      fleetId: props.fleetId,
+      dryRun: props.dryRun ?? REAPER_DEFAULTS.dryRun,
+      graceMinutes: wholeMinutes(this, 'gracePeriod', props.gracePeriod, REAPER_DEFAULTS.graceMinutes),
+      idleWindowMinutes: wholeMinutes(
+        this,
+        'idleWindow',
+        props.idleWindow,
+        REAPER_DEFAULTS.idleWindowMinutes,
+      ),
+      metricLagMinutes: wholeMinutes(this, 'metricLag', props.metricLag, REAPER_DEFAULTS.metricLagMinutes),
+      maxDeletionsPerRun: props.maxDeletionsPerRun ?? REAPER_DEFAULTS.maxDeletionsPerRun,
+      deadlineMarginSeconds: deadlineMargin.toSeconds(),
+    });
     const scheduleInterval = props.scheduleInterval ?? Duration.minutes(15);
     const intervalSeconds = scheduleInterval.toSeconds();
     if (intervalSeconds % 60 !== 0 || intervalSeconds < 60 || intervalSeconds > 86_400) {
@@ -149,15 +174,13 @@ export class OrphanReaper extends Construct {
       logGroup: this.logGroup,
       deadLetterQueue: this.deadLetterQueue,
       retryAttempts: 2,
-      environment: {
-        MOUNTFLEET_FLEET_ID: props.fleetId,
-        MOUNTFLEET_DRY_RUN: String(props.dryRun ?? false),
-        MOUNTFLEET_GRACE_MINUTES: String(minutes(props.gracePeriod, 30)),
-        MOUNTFLEET_IDLE_WINDOW_MINUTES: String(minutes(props.idleWindow, 30)),
-        MOUNTFLEET_METRIC_LAG_MINUTES: String(minutes(props.metricLag, 5)),
-        MOUNTFLEET_MAX_DELETIONS_PER_RUN: String(maxDeletions),
-        MOUNTFLEET_DEADLINE_MARGIN_SECONDS: String(deadlineMargin.toSeconds()),
-      },
+      // Every setting from the schema's list of sources, so no variable the Lambda reads is left out.
+      environment: Object.fromEntries(
+        Object.entries(settings).map(([name, value]) => [
+          REAPER_SETTING_SOURCES[name as keyof ReaperSettings].env,
+          String(value),
+        ]),
+      ),
     });
     this.grantReaping(role, props.network);
     this.logGroup.grantWrite(role);
@@ -334,6 +357,57 @@ export class OrphanReaper extends Construct {
   }
 }
 
-function minutes(d: Duration | undefined, fallback: number): number {
-  return d === undefined ? fallback : d.toMinutes();
+/** The prop each reaper setting comes from, so an error names what the caller wrote. */
+const SETTING_PROPS: Record<keyof ReaperSettings, string> = {
+  fleetId: 'fleetId',
+  dryRun: 'dryRun',
+  graceMinutes: 'gracePeriod',
+  idleWindowMinutes: 'idleWindow',
+  metricLagMinutes: 'metricLag',
+  maxDeletionsPerRun: 'maxDeletionsPerRun',
+  deadlineMarginSeconds: 'deadlineMargin',
+};
+
+const SETTING_UNITS: Record<ReaperNumericSetting, string> = {
+  graceMinutes: ' minutes',
+  idleWindowMinutes: ' minutes',
+  metricLagMinutes: ' minutes',
+  maxDeletionsPerRun: '',
+  deadlineMarginSeconds: ' seconds',
+};
+
+/**
+ * Validates the settings with the schema the Lambda applies to its environment, so values it would reject
+ * on every run fail the synth instead, naming the prop and the allowed range.
+ */
+function validateReaperSettings(scope: Construct, input: ReaperSettingsInput): ReaperSettings {
+  const result = z.safeParse(reaperSettingsSchema, input);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const name = issue.path[0] as keyof ReaperSettings;
+  const value = input[name];
+  if (!(name in REAPER_SETTING_RANGES)) return invalidProp(scope, SETTING_PROPS[name], issue.message);
+  const range = REAPER_SETTING_RANGES[name as ReaperNumericSetting];
+  const unit = SETTING_UNITS[name as ReaperNumericSetting];
+  return invalidProp(
+    scope,
+    SETTING_PROPS[name],
+    `${String(value)}${unit} ${issue.message}`,
+    `allowed: ${range.min} to ${range.max}${unit}`,
+  );
+}
+
+/** A Duration prop in whole minutes (the Lambda's settings are minutes; 90 seconds cannot be passed on). */
+function wholeMinutes(scope: Construct, prop: string, d: Duration | undefined, fallback: number): number {
+  if (d === undefined) return fallback;
+  const seconds = d.toSeconds();
+  if (seconds % 60 !== 0) {
+    invalidProp(
+      scope,
+      prop,
+      `${d.toHumanString()} is not a whole number of minutes`,
+      'for example Duration.minutes(30)',
+    );
+  }
+  return seconds / 60;
 }

@@ -4,10 +4,10 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
 import type { AgentConfigInput } from '../core/config';
-import { SCRATCH_CREATE_TAG_KEYS, TAG_FLEET, TAG_OWNER_INSTANCE, fleetIdProblem } from '../core/tags';
+import { SCRATCH_CREATE_TAG_KEYS, TAG_FLEET, TAG_OWNER_INSTANCE } from '../core/tags';
 import type { IFleetNetwork } from './fleet-network';
 import { acknowledgeWildcardResource } from './private/nag';
-import { invalidProp } from './private/validation';
+import { invalidProp, validateFleetId } from './private/validation';
 
 /** The NFS port of EFS mount targets (TLS mounts use it too, through stunnel). */
 export const NFS_PORT = 2049;
@@ -52,8 +52,7 @@ export class ScratchFileSystems extends Construct implements ec2.IConnectable {
 
   constructor(scope: Construct, id: string, props: ScratchFileSystemsProps) {
     super(scope, id);
-    const problem = fleetIdProblem(props.fleetId);
-    if (problem) invalidProp(this, 'fleetId', problem);
+    validateFleetId(this, props.fleetId);
     if (Object.keys(props.network.subnets).length === 0) {
       invalidProp(this, 'network.subnets', 'has no subnet', 'give one subnet per AZ ID the fleet runs in');
     }

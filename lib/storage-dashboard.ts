@@ -3,6 +3,7 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
 import type { IExpressCache } from './express-cache';
 import { REAPER_METRIC_NAMES, type OrphanReaper } from './orphan-reaper';
+import { validateFleetId } from './private/validation';
 
 /** Props of {@link StorageDashboard}. */
 export interface StorageDashboardProps {
@@ -25,6 +26,7 @@ export class StorageDashboard extends Construct {
 
   constructor(scope: Construct, id: string, props: StorageDashboardProps) {
     super(scope, id);
+    validateFleetId(this, props.fleetId);
     this.dashboard = new cloudwatch.Dashboard(this, 'Resource', {
       dashboardName: props.dashboardName ?? `mountfleet-${props.fleetId}-storage`,
       defaultInterval: Duration.hours(6),

@@ -1,6 +1,7 @@
 import { Token } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
 import { AZ_ID_PATTERN } from '../../core/config';
+import { fleetIdProblem } from '../../core/tags';
 
 /**
  * Throws the error every construct uses for bad props: `<construct path>: <field>: <problem> — <fix>`, so the
@@ -8,6 +9,12 @@ import { AZ_ID_PATTERN } from '../../core/config';
  */
 export function invalidProp(scope: IConstruct, field: string, problem: string, fix?: string): never {
   throw new Error(`${scope.node.path}: ${field}: ${problem}${fix ? ` — ${fix}` : ''}`);
+}
+
+/** Checks a construct's `fleetId` prop (it names tags, IAM conditions and resources). */
+export function validateFleetId(scope: IConstruct, fleetId: string): void {
+  const problem = fleetIdProblem(fleetId);
+  if (problem) invalidProp(scope, 'fleetId', problem, 'for example "training"');
 }
 
 /**

@@ -57,6 +57,16 @@ describe('bundled app config', () => {
     ],
     [{ fleet: { maxCapacity: -1 } }, /fleet\.maxCapacity: /],
     [{ reaper: { dryRun: 'yes' } }, /reaper\.dryRun: /],
+    // The reaper Lambda's own bounds: above them, every scheduled run would fail.
+    [
+      { reaper: { maxDeletionsPerRun: 1001 } },
+      /reaper\.maxDeletionsPerRun: Too big: expected number to be <=1000/,
+    ],
+    [
+      { reaper: { idleWindowMinutes: 1441 } },
+      /reaper\.idleWindowMinutes: Too big: expected number to be <=1440/,
+    ],
+    [{ reaper: { graceMinutes: 10081 } }, /reaper\.graceMinutes: Too big: expected number to be <=10080/],
     [{ colour: 'blue' }, /\(root\): Unrecognized key: "colour"/],
     [
       { environments: { a: {}, b: {} } },

@@ -13,6 +13,11 @@ import {
   DescribeSubnetsCommand,
   EC2Client,
 } from '@aws-sdk/client-ec2';
+import {
+  GetFunctionConfigurationCommand,
+  LambdaClient,
+  ResourceNotFoundException,
+} from '@aws-sdk/client-lambda';
 import { EMULATOR_ACCOUNT, EMULATOR_REGION, emulatorEnv, expectSuccess, runCdk } from '../support/cdk-cli';
 import { MotoServer } from '../support/moto';
 import { ensureBundles } from '../lib/support';
@@ -103,27 +108,16 @@ test('bootstrap, deploy, inspect and destroy the sandbox stack in the emulator',
   );
   expect(group.AutoScalingGroups?.[0]).toMatchObject({ MinSize: 0, MaxSize: 4 });
 
-  // No Lambda client in the project: moto's Lambda REST API, routed by the credential scope's service.
-  const lambdaGet = (name: string) =>
-    fetch(`${moto.endpoint}/2015-03-31/functions/${name}`, {
-      headers: {
-        Authorization: `AWS4-HMAC-SHA256 Credential=testing/20260101/${EMULATOR_REGION}/lambda/aws4_request, SignedHeaders=host, Signature=0`,
-      },
-    });
-  const fn = await lambdaGet(outputs.ReaperFunctionName);
-  expect(fn.status).toBe(200);
-  const config = (
-    (await fn.json()) as {
-      Configuration: { Runtime: string; Handler: string; Environment: { Variables: Record<string, string> } };
-    }
-  ).Configuration;
+  const lambda = new LambdaClient(clientConfig);
+  const getReaper = () =>
+    lambda.send(new GetFunctionConfigurationCommand({ FunctionName: outputs.ReaperFunctionName }));
+  const config = await getReaper();
   expect(config).toMatchObject({ Runtime: 'nodejs22.x', Handler: 'index.handler' });
-  expect(config.Environment.Variables.MOUNTFLEET_FLEET_ID).toBe('sandbox');
+  expect(config.Environment?.Variables?.MOUNTFLEET_FLEET_ID).toBe('sandbox');
 
   expectSuccess(
     await runCdk(['destroy', 'Mountfleet', '--force', '-o', out, ...SANDBOX], { env }),
     'cdk destroy',
   );
-  const after = await lambdaGet(outputs.ReaperFunctionName);
-  expect(after.status).toBe(404);
+  await expect(getReaper()).rejects.toBeInstanceOf(ResourceNotFoundException);
 }, 240000);

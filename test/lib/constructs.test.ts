@@ -12,6 +12,7 @@ import {
   FleetNetwork,
   OrphanReaper,
   ScratchFileSystems,
+  StorageDashboard,
   type ComputeFleetProps,
   type FleetMount,
 } from '../../lib';
@@ -432,9 +433,20 @@ describe('ComputeFleet', () => {
     ],
     ['a relative mount path', { mounts: 'relative' }, /mounts\.0\.path: must be an absolute path/],
     [
-      'a zone without a cache bucket',
+      'a zone the network has no subnet in',
       { azIds: ['use1-az4', 'use1-az1'] },
       /azIds\[1\]: the network has no subnet in use1-az1/,
+    ],
+    ['an empty zone list', { azIds: [] }, /^Test\/Fleet: azIds: must name at least one AZ ID/],
+    [
+      'a zone listed twice',
+      { azIds: ['use1-az4', 'use1-az4'] },
+      /^Test\/Fleet: azIds\[1\]: "use1-az4" is listed twice — list each AZ ID once/,
+    ],
+    [
+      'an AZ name instead of an AZ ID',
+      { azIds: ['us-east-1a'] },
+      /^Test\/Fleet: azIds\[0\]: "us-east-1a" is not an AZ ID — "us-east-1a" is an AZ name/,
     ],
     [
       'min above max',
@@ -545,9 +557,62 @@ describe('ScratchFileSystems', () => {
 
   test('the mount-target group has no outbound rule and no ingress except the fleet', () => {
     const t = fleetStack().template();
-    t.hasResourceProperties('AWS::EC2::SecurityGroup', {
-      GroupDescription: Match.stringLikeRegexp('EFS scratch mount targets of fleet train'),
-      SecurityGroupEgress: [Match.objectLike({ CidrIp: '255.255.255.255/32' })],
+    const [[scratchGroupId, scratchGroup]] = Object.entries(
+      t.findResources('AWS::EC2::SecurityGroup', {
+        Properties: { GroupDescription: Match.stringLikeRegexp('EFS scratch mount targets of fleet train') },
+      }),
+    ) as Array<[string, { Properties: Record<string, unknown> }]>;
+    // CDK's placeholder for "no egress": a rule to an address that cannot exist.
+    expect(scratchGroup.Properties.SecurityGroupEgress).toEqual([
+      expect.objectContaining({ CidrIp: '255.255.255.255/32' }),
+    ]);
+    expect(scratchGroup.Properties.SecurityGroupIngress).toBeUndefined();
+    const ingress = Object.values(
+      t.findResources('AWS::EC2::SecurityGroupIngress', {
+        Properties: { GroupId: { 'Fn::GetAtt': [scratchGroupId, 'GroupId'] } },
+      }),
+    ) as Array<{ Properties: Record<string, unknown> }>;
+    expect(ingress.map((rule) => rule.Properties)).toEqual([
+      expect.objectContaining({
+        FromPort: 2049,
+        ToPort: 2049,
+        SourceSecurityGroupId: { 'Fn::GetAtt': [expect.stringMatching(/^FleetSecurityGroup/), 'GroupId'] },
+      }),
+    ]);
+  });
+
+  test('lets a re-run move mountfleet:owner-instance on its own fleet file systems, and nothing else', () => {
+    const stack = testStack();
+    const network = new FleetNetwork(stack, 'Network', { azIds: ['use1-az4'] });
+    const scratch = new ScratchFileSystems(stack, 'Scratch', { fleetId: 'train', network });
+    const role = new iam.Role(stack, 'Role', { assumedBy: new iam.ServicePrincipal('ec2.amazonaws.com') });
+    scratch.grantCreateAndDelete(role);
+    Template.fromStack(stack).hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          {
+            Action: 'elasticfilesystem:TagResource',
+            Effect: 'Allow',
+            Resource: {
+              'Fn::Join': [
+                '',
+                [
+                  'arn:',
+                  { Ref: 'AWS::Partition' },
+                  ':elasticfilesystem:us-east-1:',
+                  { Ref: 'AWS::AccountId' },
+                  ':file-system/*',
+                ],
+              ],
+            },
+            Condition: {
+              StringEquals: { 'aws:ResourceTag/mountfleet:fleet': 'train' },
+              'ForAllValues:StringEquals': { 'aws:TagKeys': ['mountfleet:owner-instance'] },
+              Null: { 'aws:TagKeys': 'false' },
+            },
+          },
+        ]),
+      },
     });
   });
 
@@ -555,7 +620,7 @@ describe('ScratchFileSystems', () => {
     const stack = testStack();
     const network = new FleetNetwork(stack, 'Network', { azIds: AZS });
     expect(() => new ScratchFileSystems(stack, 'S', { fleetId: '-x', network })).toThrow(
-      /^Test\/S: fleetId: fleet id "-x"/,
+      /^Test\/S: fleetId: fleet id "-x" .* — for example "training"$/,
     );
     const s = new ScratchFileSystems(stack, 'S2', {
       fleetId: 'x',
@@ -565,6 +630,14 @@ describe('ScratchFileSystems', () => {
     });
     expect(Object.keys(s.agentSettings().subnets)).toEqual(AZS);
     expect(s.agentSettings()).toMatchObject({ path: '/scratch', teardownGraceSeconds: 45 });
+  });
+});
+
+describe('StorageDashboard', () => {
+  test('rejects a bad fleet id with the fix', () => {
+    expect(() => new StorageDashboard(testStack(), 'Dashboard', { fleetId: 'my_fleet' })).toThrow(
+      /^Test\/Dashboard: fleetId: fleet id "my_fleet" .* — for example "training"$/,
+    );
   });
 });
 
@@ -697,6 +770,72 @@ describe('OrphanReaper', () => {
   test('rejects a schedule interval that is no alarm period', () => {
     expect(() => reaper({ scheduleInterval: Duration.seconds(90) })).toThrow(/scheduleInterval: 1 minute 30/);
     expect(() => reaper({ scheduleInterval: Duration.days(2) })).toThrow(/scheduleInterval: 2 days/);
+  });
+
+  test('rejects a bad fleet id with the fix', () => {
+    expect(() => reaper({ fleetId: 'Train' })).toThrow(
+      /^Test\/Reaper: fleetId: fleet id "Train" .* — for example "training"$/,
+    );
+  });
+
+  test.each([
+    [
+      'maxDeletionsPerRun above the Lambda limit',
+      { maxDeletionsPerRun: 1001 },
+      /maxDeletionsPerRun: 1001 must be at most 1000 — allowed: 1 to 1000$/,
+    ],
+    [
+      'maxDeletionsPerRun of zero',
+      { maxDeletionsPerRun: 0 },
+      /maxDeletionsPerRun: 0 must be at least 1 — allowed: 1 to 1000$/,
+    ],
+    [
+      'a fractional maxDeletionsPerRun',
+      { maxDeletionsPerRun: 2.5 },
+      /maxDeletionsPerRun: 2.5 must be a whole number — allowed: 1 to 1000$/,
+    ],
+    [
+      'an idle window under 5 minutes',
+      { idleWindow: Duration.minutes(4) },
+      /idleWindow: 4 minutes must be at least 5 — allowed: 5 to 1440 minutes$/,
+    ],
+    [
+      'an idle window over a day',
+      { idleWindow: Duration.hours(25) },
+      /idleWindow: 1500 minutes must be at most 1440 — allowed: 5 to 1440 minutes$/,
+    ],
+    [
+      'a grace period over a week',
+      { gracePeriod: Duration.days(8) },
+      /gracePeriod: 11520 minutes must be at most 10080 — allowed: 0 to 10080 minutes$/,
+    ],
+    [
+      'a metric lag over an hour',
+      { metricLag: Duration.minutes(61) },
+      /metricLag: 61 minutes must be at most 60 — allowed: 0 to 60 minutes$/,
+    ],
+    [
+      'a deadline margin over 15 minutes',
+      { deadlineMargin: Duration.minutes(16), timeout: Duration.minutes(20) },
+      /deadlineMargin: 960 seconds must be at most 900 — allowed: 0 to 900 seconds$/,
+    ],
+    [
+      'a grace period of 90 seconds',
+      { gracePeriod: Duration.seconds(90) },
+      /gracePeriod: 1 minute 30 seconds is not a whole number of minutes/,
+    ],
+    [
+      'an idle window of 90 seconds',
+      { idleWindow: Duration.seconds(90) },
+      /idleWindow: 1 minute 30 seconds is not a whole number of minutes/,
+    ],
+    [
+      'a metric lag of 30 seconds',
+      { metricLag: Duration.seconds(30) },
+      /metricLag: 30 seconds is not a whole number of minutes/,
+    ],
+  ])('rejects %s at synth, as the Lambda would on every run', (_name, props, message) => {
+    expect(() => reaper(props)).toThrow(new RegExp(`^Test/Reaper: ${message.source}`));
   });
 
   test('rejects a deadline margin that does not fit the timeout', () => {
