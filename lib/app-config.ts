@@ -13,7 +13,7 @@ import {
   readJsonFile,
 } from '../core/config';
 import { FLEET_ID_PATTERN } from '../core/tags';
-import { REAPER_SETTING_RANGES, type ReaperNumericSetting } from './private/reaper-settings';
+import { REAPER_SETTING_RANGES, type ReaperNumericSetting } from '../core/reaper/settings';
 
 /** AZ IDs that exist in every account of us-east-1 (AZ IDs, unlike names, are the same everywhere). */
 export const DEFAULT_AZ_IDS = ['use1-az4', 'use1-az6'];

@@ -13,15 +13,16 @@ import * as z from 'zod/mini';
 import { packageRoot } from '../core/package-root';
 import {
   REAPER_DEFAULTS,
+  REAPER_SETTING_RANGES,
   REAPER_SETTING_SOURCES,
   reaperSettingsSchema,
+  type ReaperNumericSetting,
   type ReaperSettings,
   type ReaperSettingsInput,
 } from '../core/reaper/settings';
 import { TAG_FLEET, TAG_MARKED_IDLE_AT } from '../core/tags';
 import type { IFleetNetwork } from './fleet-network';
 import { acknowledge, acknowledgeWildcardResource } from './private/nag';
-import { REAPER_SETTING_RANGES, type ReaperNumericSetting } from './private/reaper-settings';
 import { invalidProp, validateFleetId } from './private/validation';
 
 /** CloudWatch namespace of the reaper's EMF metrics (dimension `Fleet`). */

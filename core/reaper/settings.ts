@@ -27,6 +27,19 @@ const wholeNumber = (min: number, max: number, fallback: number) =>
     fallback,
   );
 
+/** The bounds of each numeric setting: the schema below enforces them, the constructs check props against them. */
+export const REAPER_SETTING_RANGES = {
+  graceMinutes: { min: 0, max: 7 * 24 * 60 },
+  idleWindowMinutes: { min: 5, max: 24 * 60 },
+  metricLagMinutes: { min: 0, max: 60 },
+  maxDeletionsPerRun: { min: 1, max: 1000 },
+  deadlineMarginSeconds: { min: 0, max: 900 },
+} as const;
+export type ReaperNumericSetting = keyof typeof REAPER_SETTING_RANGES;
+
+const bounded = (name: ReaperNumericSetting) =>
+  wholeNumber(REAPER_SETTING_RANGES[name].min, REAPER_SETTING_RANGES[name].max, REAPER_DEFAULTS[name]);
+
 export const reaperSettingsSchema = z.object({
   fleetId: z
     .string({ error: 'is required' })
@@ -34,17 +47,17 @@ export const reaperSettingsSchema = z.object({
   /** Decide and report only: no tag, untag or delete. */
   dryRun: z._default(z.boolean({ error: 'must be true or false' }), REAPER_DEFAULTS.dryRun),
   /** File systems younger than this are never touched (creation, first mount and tagging happen in it). */
-  graceMinutes: wholeNumber(0, 7 * 24 * 60, REAPER_DEFAULTS.graceMinutes),
+  graceMinutes: bounded('graceMinutes'),
   /**
    * ClientConnections window; also how long a mark must age before metric-only evidence deletes. At least
    * 5: CloudWatch reports ClientConnections once a minute, and a shorter window proves little.
    */
-  idleWindowMinutes: wholeNumber(5, 24 * 60, REAPER_DEFAULTS.idleWindowMinutes),
+  idleWindowMinutes: bounded('idleWindowMinutes'),
   /** The window ends this long before now, because CloudWatch ingestion lags. */
-  metricLagMinutes: wholeNumber(0, 60, REAPER_DEFAULTS.metricLagMinutes),
-  maxDeletionsPerRun: wholeNumber(1, 1000, REAPER_DEFAULTS.maxDeletionsPerRun),
+  metricLagMinutes: bounded('metricLagMinutes'),
+  maxDeletionsPerRun: bounded('maxDeletionsPerRun'),
   /** Stop starting deletions when less than this remains of the run's time (Lambda). */
-  deadlineMarginSeconds: wholeNumber(0, 900, REAPER_DEFAULTS.deadlineMarginSeconds),
+  deadlineMarginSeconds: bounded('deadlineMarginSeconds'),
 });
 
 export type ReaperSettings = z.infer<typeof reaperSettingsSchema>;
