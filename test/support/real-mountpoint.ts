@@ -1,0 +1,34 @@
+/**
+ * The real Mountpoint file system for tests. An official `mount-s3` named by MOUNTFLEET_MOUNT_S3 in the
+ * environment the suite was started with (e.g. on an EC2 instance) wins; otherwise the project's own harness
+ * built from the published Mountpoint crates by scripts/build-harness.sh (test/support/mountpoint-harness/).
+ * Where neither exists the suites that need it skip and say why.
+ */
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+export interface RealMountpoint {
+  /** The program to run as `mount-s3`. */
+  readonly binary: string;
+  /** `official` for Amazon's mount-s3, `harness` for the project's harness on the same crates. */
+  readonly kind: 'official' | 'harness';
+}
+
+/** Where scripts/build-harness.sh leaves the harness: a cargo target directory outside the clone. */
+export function harnessBinaryPath(): string {
+  const target =
+    process.env.MOUNTFLEET_HARNESS_TARGET ?? join(homedir(), '.cache', 'mountfleet', 'harness-target');
+  return join(target, 'release', 'mount-s3-harness');
+}
+
+/** The real Mountpoint to test on, or the reason there is none. */
+export function realMountpoint(): RealMountpoint | { readonly skip: string } {
+  const official = process.env.MOUNTFLEET_MOUNT_S3;
+  if (official) return { binary: official, kind: 'official' };
+  const harness = harnessBinaryPath();
+  if (existsSync(harness)) return { binary: harness, kind: 'harness' };
+  return {
+    skip: `no real Mountpoint: ${harness} is not built (scripts/build-harness.sh needs Rust >= 1.95) and MOUNTFLEET_MOUNT_S3 is not set`,
+  };
+}
