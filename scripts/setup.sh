@@ -26,17 +26,13 @@ if ((${#need_apt[@]})); then
   fi
 fi
 
-# npm packages, from the lockfile, when node_modules is missing or older than the lockfile.
+# npm packages, exactly from the lockfile, when node_modules is missing or older than the lockfile.
+# The lockfile lists every platform's optional binding of unrs-resolver (jest's resolver): npm 11 leaves the
+# ones its registry cannot serve out of a lockfile it writes, and then its own `npm ci` refuses that file
+# (npm/cli#9846). After `npm install <pkg>`, check with `npm ci --dry-run` before committing the lockfile.
 if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
   log "npm ci"
-  if ! npm ci --no-audit --no-fund --loglevel=error 2>/tmp/mountfleet-npm-ci.log; then
-    # npm 11 leaves other platforms' optional packages out of the lockfile it writes and then refuses
-    # that lockfile in `npm ci` ("Missing: …-darwin-x64@ from lock file"). `npm install` installs the
-    # same locked versions and only adds the missing optional entries.
-    grep -q 'EUSAGE' /tmp/mountfleet-npm-ci.log || { cat /tmp/mountfleet-npm-ci.log >&2; exit 1; }
-    log "npm ci refused the lockfile (npm 11 optional-platform quirk): npm install from the lockfile"
-    npm install --no-audit --no-fund --loglevel=error
-  fi
+  npm ci --no-audit --no-fund --loglevel=error
 fi
 
 # moto (the AWS emulator) and cfn-lint in a project-local virtualenv.
