@@ -15,7 +15,6 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { gunzipSync } from 'node:zlib';
-import { format, resolveConfig } from 'prettier';
 import { ec2Client } from '../core/aws';
 
 export const DEFAULT_OUT = join(__dirname, '..', 'core', 'mountpoint', 'instance-type-table.ts');
@@ -177,8 +176,10 @@ export async function renderTable(table: Table, snapshot: SnapshotInfo): Promise
     '];',
     '',
   ];
-  const options = (await resolveConfig(DEFAULT_OUT)) ?? {};
-  return format(lines.join('\n'), { ...options, parser: 'typescript' });
+  // Loaded here, not with the module: prettier's entry point needs dynamic import(), which jest lacks.
+  const prettier = await import('prettier');
+  const options = (await prettier.resolveConfig(DEFAULT_OUT)) ?? {};
+  return prettier.format(lines.join('\n'), { ...options, parser: 'typescript' });
 }
 
 /** Every page of DescribeInstanceTypes in each Region (credentials and endpoints from the SDK's chain). */

@@ -173,7 +173,9 @@ export function planMounts(input: TuningInput): TuningPlan {
         `; with Mountpoint's overhead share max(${MIN_OVERHEAD_MIB} MiB, target/8) that is ${mem.wanted} MiB; ` +
         `all Mountpoint processes stay within ${MOUNTPOINT_MEMORY_SHARE * 100}% of memory ` +
         `(${mem.ceiling} MiB each) and the job keeps the rest; Mountpoint's default would be 95% of memory` +
-        (mem.target > mem.ceiling ? `; raised to the ${MIN_MEMORY_TARGET_MIB} MiB minimum` : ''),
+        (mem.target > Math.min(mem.wanted, mem.ceiling)
+          ? `; raised to Mountpoint's ${MIN_MEMORY_TARGET_MIB} MiB minimum`
+          : ''),
       fact:
         `${memory.source}: ${memory.totalMiB} MiB; reference: Mountpoint doc/CONFIGURATION.md (--memory-target >= 512, ` +
         'overhead max(128 MiB, target/8), default 95% of memory); buffers follow throughput, not host memory: ' +
