@@ -177,7 +177,7 @@ describe('--memory-target on large hosts', () => {
       region: 'us-east-1',
       mounts: [{ bucket: 'data', path: '/mnt/data', dataset: 'immutable', cache: 'none' }],
     });
-    const cap = memoryTargetFor(1e6, 1e9, 1).target;
+    const cap = Math.ceil((MAX_DATA_BUFFERS_MIB * 8) / 7); // 9363 MiB: 8 GiB of buffers, 1/8 overhead
     for (const [name] of INSTANCE_TYPE_ROWS) {
       const instance = FALLBACK_INSTANCE_TYPES.get(name)!;
       const plan = planMounts({
