@@ -23,11 +23,12 @@ export const DEFAULT_OUT = join(__dirname, '..', 'core', 'mountpoint', 'instance
  * Families a fleet of this project's users is expected to run (training, HPC, media, the library's
  * defaults): the header names those the snapshot lacks, so a thin source does not go unnoticed.
  */
+// prettier-ignore
 export const EXPECTED_FAMILIES = [
   'c6i', 'c7gn', 'c7i', 'c8g', 'g5', 'g6', 'g6e', 'hpc7a', 'hpc7g', 'i4i', 'i7ie', 'inf2', 'm5', 'm6a',
   'm6i', 'm7g', 'm7i', 'm8g', 'p4d', 'p5', 'p5e', 'p5en', 'p6-b200', 'r7i', 'r8g', 't3', 'trn1', 'trn1n',
   'trn2',
-]; // prettier-ignore
+];
 
 export interface SnapshotInfo {
   /** Where the pages came from, e.g. a repository, path and commit. */

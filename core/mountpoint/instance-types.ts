@@ -90,6 +90,7 @@ function editDistance(a: string, b: string): number {
 export function closestInstanceTypes(instanceType: string): string[] {
   const wanted = instanceType.trim().toLowerCase();
   const [family, size = ''] = wanted.split('.');
+  if (FALLBACK_INSTANCE_TYPES.has(wanted)) return [wanted]; // only the spelling differs, e.g. M5.LARGE
   const inFamily = INSTANCE_TYPE_ROWS.filter((r) => r[0].startsWith(`${family}.`));
   const vCpus = vCpusOfSize(size);
   if (inFamily.length && vCpus !== undefined) {

@@ -127,6 +127,9 @@ describe('every family in the built-in table', () => {
     await expect(tuneForInstanceType({ instanceType: 'c7gn.9xlarge' })).rejects.toThrow(
       'unknown instance type "c7gn.9xlarge"; closest known: c7gn.8xlarge, c7gn.12xlarge',
     );
+    await expect(tuneForInstanceType({ instanceType: ' M5.Large' })).rejects.toThrow(
+      'unknown instance type " M5.Large"; closest known: m5.large',
+    );
     await expect(tuneForInstanceType({ instanceType: 'm7gx.large' })).rejects.toThrow(
       /closest known: m7g\.large, m7gd\.large, c7g\.large$/,
     );
