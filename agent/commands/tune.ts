@@ -3,7 +3,8 @@ import { existsSync } from 'node:fs';
 import type { RegisterCommand } from '../cli';
 import { ec2Client } from '../../core/aws';
 import { DEFAULT_AGENT_CONFIG_PATH, loadAgentConfig } from '../../core/config';
-import { formatTuneReport, tuneForInstanceType } from '../../core/mountpoint/tune-report';
+import { UnknownInstanceTypeError } from '../../core/mountpoint/instance-types';
+import { formatTuneReport, tuneForInstanceType, type TuneReport } from '../../core/mountpoint/tune-report';
 import { parseWholeNumber, UnitError } from '../../core/plan/units';
 
 interface TuneOptions {
@@ -33,7 +34,10 @@ export const register: RegisterCommand = (program, ctx) => {
     )
     .option('--interfaces <list>', 'comma-separated interfaces for --bind, e.g. ens5,ens6 (multi-card types)')
     .option('--root-free-gib <n>', 'root volume free space when the type has no instance store', '20')
-    .option('--offline', 'use the built-in instance table instead of ec2:DescribeInstanceTypes')
+    .option(
+      '--offline',
+      'use the built-in instance-type table (a DescribeInstanceTypes snapshot) instead of the API',
+    )
     .option('--json', 'one JSON document on stdout')
     .action(async (opts: TuneOptions) => {
       let rootFreeGiB: number;
@@ -46,14 +50,22 @@ export const register: RegisterCommand = (program, ctx) => {
         return;
       }
       const configPath = opts.config ?? process.env.MOUNTFLEET_CONFIG ?? DEFAULT_AGENT_CONFIG_PATH;
-      const report = await tuneForInstanceType({
-        instanceType: opts.instanceType,
-        ...(opts.config || existsSync(configPath) ? { config: loadAgentConfig(configPath) } : {}),
-        ...(opts.azId ? { azId: opts.azId } : {}),
-        ...(opts.interfaces ? { interfaces: opts.interfaces.split(',').filter(Boolean) } : {}),
-        rootFreeGiB,
-        ...(opts.offline ? {} : { ec2: ec2Client({ maxAttempts: 2, connectionTimeoutMs: 2000 }) }),
-      });
+      let report: TuneReport;
+      try {
+        report = await tuneForInstanceType({
+          instanceType: opts.instanceType,
+          ...(opts.config || existsSync(configPath) ? { config: loadAgentConfig(configPath) } : {}),
+          ...(opts.azId ? { azId: opts.azId } : {}),
+          ...(opts.interfaces ? { interfaces: opts.interfaces.split(',').filter(Boolean) } : {}),
+          rootFreeGiB,
+          ...(opts.offline ? {} : { ec2: ec2Client({ maxAttempts: 2, connectionTimeoutMs: 2000 }) }),
+        });
+      } catch (err) {
+        if (!(err instanceof UnknownInstanceTypeError)) throw err;
+        process.stderr.write(`mountfleet tune: ${err.message}\n`);
+        ctx.exitCode = 2;
+        return;
+      }
       if (opts.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
       else process.stderr.write(formatTuneReport(report));
     });

@@ -1,8 +1,10 @@
 /**
  * Network, memory and instance-store facts of an EC2 instance type: from `ec2:DescribeInstanceTypes`
- * when the API answers, else from a small built-in table of common fleet types.
+ * when the API answers, else from the built-in table generated from a DescribeInstanceTypes snapshot
+ * (instance-type-table.ts, scripts/generate-instance-types.ts).
  */
 import { DescribeInstanceTypesCommand, type EC2Client, type InstanceTypeInfo } from '@aws-sdk/client-ec2';
+import { INSTANCE_TYPE_ROWS, INSTANCE_TYPE_SNAPSHOT, type InstanceTypeRow } from './instance-type-table';
 
 export interface NetworkCardFacts {
   readonly index: number;
@@ -20,72 +22,90 @@ export interface InstanceTypeFacts {
   readonly networkCards: readonly NetworkCardFacts[];
   /** The API's headline figure, e.g. "Up to 12.5 Gigabit" or "4x 100 Gigabit". */
   readonly networkPerformance: string;
-  /** Local NVMe instance-store disks, absent when the type has none. */
+  /** Local NVMe instance-store disks, absent when the type has none (or only non-NVMe disks). */
   readonly instanceStore?: { readonly disks: number; readonly diskSizeGB: number };
   /** Where these facts came from, quoted in `tune` output. */
   readonly source: string;
 }
 
-export const FALLBACK_SOURCE =
-  'built-in table (ec2:DescribeInstanceTypes snapshot shipped with moto 5.2.5, us-east-1)';
+export const FALLBACK_SOURCE = `built-in table (ec2:DescribeInstanceTypes snapshot of ${INSTANCE_TYPE_SNAPSHOT.date})`;
 
-type Row = [
-  string,
-  'x86_64' | 'arm64',
-  number,
-  boolean,
-  number,
-  number,
-  number,
-  [number, number] | null,
-  string,
-];
-// instance type, architecture, memory MiB, burstable, network cards, baseline Gbps per card, peak Gbps
-// per card, instance store [disks, GB each], NetworkPerformance.
-const FALLBACK_ROWS: Row[] = [
-  ['t3.medium', 'x86_64', 4096, true, 1, 0.256, 5, null, 'Up to 5 Gigabit'],
-  ['t3.large', 'x86_64', 8192, true, 1, 0.512, 5, null, 'Up to 5 Gigabit'],
-  ['t3.xlarge', 'x86_64', 16384, true, 1, 1.024, 5, null, 'Up to 5 Gigabit'],
-  ['m5.xlarge', 'x86_64', 16384, false, 1, 1.25, 10, null, 'Up to 10 Gigabit'],
-  ['m6i.xlarge', 'x86_64', 16384, false, 1, 1.562, 12.5, null, 'Up to 12.5 Gigabit'],
-  ['m7g.2xlarge', 'arm64', 32768, false, 1, 3.75, 15, null, 'Up to 15 Gigabit'],
-  ['m7i.4xlarge', 'x86_64', 65536, false, 1, 6.25, 12.5, null, 'Up to 12.5 Gigabit'],
-  ['c6i.4xlarge', 'x86_64', 32768, false, 1, 6.25, 12.5, null, 'Up to 12.5 Gigabit'],
-  ['c7gn.16xlarge', 'arm64', 131072, false, 1, 200, 200, null, '200 Gigabit'],
-  ['r6i.8xlarge', 'x86_64', 262144, false, 1, 12.5, 12.5, null, '12.5 Gigabit'],
-  ['m5d.8xlarge', 'x86_64', 131072, false, 1, 10, 10, [2, 600], '10 Gigabit'],
-  ['m6id.4xlarge', 'x86_64', 65536, false, 1, 6.25, 12.5, [1, 950], 'Up to 12.5 Gigabit'],
-  ['c6id.8xlarge', 'x86_64', 65536, false, 1, 12.5, 12.5, [1, 1900], '12.5 Gigabit'],
-  ['i4i.8xlarge', 'x86_64', 262144, false, 1, 18.75, 18.75, [2, 3750], '18.75 Gigabit'],
-  ['g5.xlarge', 'x86_64', 16384, false, 1, 2.5, 10, [1, 250], 'Up to 10 Gigabit'],
-  ['g5.12xlarge', 'x86_64', 196608, false, 1, 40, 40, [1, 3800], '40 Gigabit'],
-  ['g6.12xlarge', 'x86_64', 196608, false, 1, 40, 40, [4, 940], '40 Gigabit'],
-  ['p4d.24xlarge', 'x86_64', 1179648, false, 4, 100, 100, [8, 1000], '4x 100 Gigabit'],
-  ['p5.48xlarge', 'x86_64', 2097152, false, 32, 100, 100, [8, 3800], '3200 Gigabit'],
-  ['trn1.32xlarge', 'x86_64', 524288, false, 8, 100, 100, [4, 1900], '8x 100 Gigabit'],
-];
+function factsFromRow(row: InstanceTypeRow): InstanceTypeFacts {
+  const [instanceType, architecture, , memoryMiB, cards, baseline, peak, store, perf, flags] = row;
+  const perCard = typeof cards === 'number' ? Array.from({ length: cards }, () => [baseline, peak]) : cards;
+  return {
+    instanceType,
+    architecture,
+    memoryMiB,
+    burstable: flags.includes('b'),
+    networkCards: perCard.map(([baselineGbps, peakGbps], index) => ({ index, baselineGbps, peakGbps })),
+    networkPerformance: perf,
+    ...(store?.[2] ? { instanceStore: { disks: store[0], diskSizeGB: store[1] } } : {}),
+    source: FALLBACK_SOURCE,
+  };
+}
 
 export const FALLBACK_INSTANCE_TYPES: ReadonlyMap<string, InstanceTypeFacts> = new Map(
-  FALLBACK_ROWS.map(
-    ([instanceType, architecture, memoryMiB, burstable, cards, baseline, peak, store, perf]) => [
-      instanceType,
-      {
-        instanceType,
-        architecture,
-        memoryMiB,
-        burstable,
-        networkCards: Array.from({ length: cards }, (_, index) => ({
-          index,
-          baselineGbps: baseline,
-          peakGbps: peak,
-        })),
-        networkPerformance: perf,
-        ...(store ? { instanceStore: { disks: store[0], diskSizeGB: store[1] } } : {}),
-        source: FALLBACK_SOURCE,
-      },
-    ],
-  ),
+  INSTANCE_TYPE_ROWS.map((row) => [row[0], factsFromRow(row)]),
 );
+
+/** A type neither the API nor the table knows; `closest` holds the nearest known names. */
+export class UnknownInstanceTypeError extends Error {
+  constructor(
+    readonly instanceType: string,
+    readonly closest: readonly string[],
+    apiError?: string,
+  ) {
+    super(
+      `unknown instance type "${instanceType}"` +
+        (closest.length ? `; closest known: ${closest.join(', ')}` : '') +
+        (apiError ? ` (DescribeInstanceTypes: ${apiError})` : ''),
+    );
+    this.name = 'UnknownInstanceTypeError';
+  }
+}
+
+/** vCPUs a size name implies (xlarge = 4, 12xlarge = 48, large = 2, ...); undefined for metal and the like. */
+function vCpusOfSize(size: string): number | undefined {
+  const xlarge = /^(\d*)xlarge$/.exec(size);
+  if (xlarge) return 4 * Number(xlarge[1] || 1);
+  return { large: 2, medium: 1, small: 0.5, micro: 0.25, nano: 0.125 }[size];
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++)
+      row[j] = Math.min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    previous = row;
+  }
+  return previous[b.length];
+}
+
+/**
+ * The known types nearest to `instanceType`: in a known family the next smaller and next larger size
+ * (c7gn.9xlarge → c7gn.8xlarge, c7gn.12xlarge), otherwise the three nearest names by edit distance.
+ */
+export function closestInstanceTypes(instanceType: string): string[] {
+  const wanted = instanceType.trim().toLowerCase();
+  const [family, size = ''] = wanted.split('.');
+  if (FALLBACK_INSTANCE_TYPES.has(wanted)) return [wanted]; // only the spelling differs, e.g. M5.LARGE
+  const inFamily = INSTANCE_TYPE_ROWS.filter((r) => r[0].startsWith(`${family}.`));
+  const vCpus = vCpusOfSize(size);
+  if (inFamily.length && vCpus !== undefined) {
+    // Sizes before metal among types of equal vCPUs: the table is sorted by family, vCPUs, memory, name.
+    const below = inFamily.filter((r) => r[2] < vCpus).at(-1);
+    const above = inFamily.find((r) => r[2] > vCpus && !r[0].includes('metal'));
+    return [below, above].filter((r) => r !== undefined).map((r) => r[0]);
+  }
+  const pool = inFamily.length ? inFamily : INSTANCE_TYPE_ROWS;
+  return pool
+    .map((r) => ({ name: r[0], distance: editDistance(wanted, r[0]) }))
+    .sort((a, b) => a.distance - b.distance || a.name.localeCompare(b.name))
+    .slice(0, 3)
+    .map((c) => c.name);
+}
 
 /** Converts one DescribeInstanceTypes entry; undefined when it lacks the network facts we need. */
 export function factsFromApi(info: InstanceTypeInfo): InstanceTypeFacts | undefined {
@@ -116,14 +136,14 @@ export function factsFromApi(info: InstanceTypeInfo): InstanceTypeFacts | undefi
 
 /**
  * The facts of `instanceType`: the API first, the built-in table when the call fails (no credentials,
- * no network, a throttled boot storm). Throws only when neither knows the type.
+ * no network, a throttled boot storm). Throws UnknownInstanceTypeError when neither knows the type.
  */
 export async function lookupInstanceType(
   instanceType: string,
   ec2: EC2Client | undefined,
   onFallback: (reason: string) => void = () => {},
 ): Promise<InstanceTypeFacts> {
-  let apiError = 'not asked (offline)';
+  let apiError: string | undefined;
   if (ec2) {
     try {
       const out = await ec2.send(
@@ -137,11 +157,8 @@ export async function lookupInstanceType(
     }
   }
   const fallback = FALLBACK_INSTANCE_TYPES.get(instanceType);
-  if (!fallback) {
-    throw new Error(
-      `unknown instance type ${instanceType}: DescribeInstanceTypes failed (${apiError}) and it is not in the built-in table`,
-    );
-  }
-  onFallback(apiError);
+  if (!fallback)
+    throw new UnknownInstanceTypeError(instanceType, closestInstanceTypes(instanceType), apiError);
+  onFallback(apiError ?? 'not asked (offline)');
   return fallback;
 }

@@ -23,6 +23,14 @@ export const MOUNTPOINT_MEMORY_SHARE = 0.25;
 export const MIN_MEMORY_TARGET_MIB = 512;
 /** Buffers per CRT connection: two 8 MiB parts in flight (default part size 8 MiB). */
 export const MIB_PER_CONNECTION = 16;
+/**
+ * Data buffers one process is given at most. Mountpoint's memory use follows its throughput target and
+ * open handles, not host memory; the CRT's own default buffer pool stops at 8 GiB (targets above 75 Gbps,
+ * aws-c-s3), so a larger target only lets prefetch windows grow past what the network can fill.
+ */
+export const MAX_DATA_BUFFERS_MIB = 8192;
+/** Mountpoint holds back max(128 MiB, target / 8) of --memory-target for metadata and handles (1.24.0). */
+export const MIN_OVERHEAD_MIB = 128;
 /** TTL for mutable datasets with a data cache: Mountpoint's own default with --cache, stated explicitly. */
 export const MUTABLE_METADATA_TTL_SECONDS = 60;
 /** Share of a failover mount's local cache given to the Express-cached process (the standby gets the rest). */
@@ -150,24 +158,29 @@ export function planMounts(input: TuningInput): TuningPlan {
       'reference: --maximum-throughput-gbps is one value per process, integer >= 1',
   });
 
-  // Memory: enough for the connections the throughput target opens, never more than the job can spare.
+  // Memory: the buffers the throughput target keeps in flight, never more than the job can spare.
   const processCount = mounts.reduce((n, m) => n + (failoverFor(input, m) ? 2 : 1), 0);
-  const connections = Math.max(10, Math.ceil(perMountGbps / 0.4));
-  const wanted = MIN_MEMORY_TARGET_MIB + connections * MIB_PER_CONNECTION;
-  const ceiling = Math.floor((memory.totalMiB * MOUNTPOINT_MEMORY_SHARE) / Math.max(1, processCount));
-  const memoryTarget = Math.max(MIN_MEMORY_TARGET_MIB, Math.min(wanted, ceiling));
+  const mem = memoryTargetFor(perMountGbps, memory.totalMiB, processCount);
   if (processCount > 0) {
     host.push({
       setting: '--memory-target',
-      value: `${memoryTarget} MiB per process (${processCount} process(es))`,
+      value: `${mem.target} MiB per process (${processCount} process(es))`,
       reason:
-        `${connections} connections x ${MIB_PER_CONNECTION} MiB + ${MIN_MEMORY_TARGET_MIB} MiB base = ${wanted} MiB; ` +
-        `capped so all Mountpoint processes stay within ${MOUNTPOINT_MEMORY_SHARE * 100}% of memory ` +
-        `(${ceiling} MiB each) and the job keeps the rest; Mountpoint's default would be 95% of memory` +
-        (memoryTarget > ceiling ? `; raised to the ${MIN_MEMORY_TARGET_MIB} MiB minimum` : ''),
+        `${mem.connections} connections x ${MIB_PER_CONNECTION} MiB = ${mem.connections * MIB_PER_CONNECTION} MiB of data buffers` +
+        (mem.buffers < mem.connections * MIB_PER_CONNECTION
+          ? `, capped at ${MAX_DATA_BUFFERS_MIB} MiB`
+          : '') +
+        `; with Mountpoint's overhead share max(${MIN_OVERHEAD_MIB} MiB, target/8) that is ${mem.wanted} MiB; ` +
+        `all Mountpoint processes stay within ${MOUNTPOINT_MEMORY_SHARE * 100}% of memory ` +
+        `(${mem.ceiling} MiB each) and the job keeps the rest; Mountpoint's default would be 95% of memory` +
+        (mem.target > Math.min(mem.wanted, mem.ceiling)
+          ? `; raised to Mountpoint's ${MIN_MEMORY_TARGET_MIB} MiB minimum`
+          : ''),
       fact:
-        `${memory.source}: ${memory.totalMiB} MiB; reference: the CRT opens about N/0.4 connections (>= 10), ` +
-        '--memory-target (1.24.0) >= 512, default part size 8 MiB',
+        `${memory.source}: ${memory.totalMiB} MiB; reference: Mountpoint doc/CONFIGURATION.md (--memory-target >= 512, ` +
+        'overhead max(128 MiB, target/8), default 95% of memory); buffers follow throughput, not host memory: ' +
+        'the CRT opens about N/0.4 connections (>= 10) with 8 MiB parts, and its own default pool is 2/4/8 GiB ' +
+        'for targets up to 25/75/above 75 Gbps (aws-c-s3)',
     });
   }
   host.push({
@@ -273,7 +286,7 @@ export function planMounts(input: TuningInput): TuningPlan {
       allowDelete: !readOnly && mutable,
       allowOther: true,
       maximumThroughputGbps: perMountGbps,
-      memoryTargetMiB: memoryTarget,
+      memoryTargetMiB: mem.target,
       metadataTtl: ttl,
       bind,
       otlpEndpoint: OTLP_ENDPOINT,
@@ -322,6 +335,25 @@ export function planMounts(input: TuningInput): TuningPlan {
     cacheVolume,
     mounts: planned,
     omittedFlags: [...omitted].map(([flag, since]) => ({ flag, since })),
+  };
+}
+
+/**
+ * `--memory-target` for one process targeting `gbps`: its connections' part buffers (at most
+ * MAX_DATA_BUFFERS_MIB) plus the share Mountpoint holds back, within MOUNTPOINT_MEMORY_SHARE of memory over
+ * `processCount` processes, and never below Mountpoint's minimum.
+ */
+export function memoryTargetFor(gbps: number, totalMiB: number, processCount: number) {
+  const connections = Math.max(10, Math.ceil(gbps / 0.4));
+  const buffers = Math.min(connections * MIB_PER_CONNECTION, MAX_DATA_BUFFERS_MIB);
+  const wanted = Math.max(buffers + MIN_OVERHEAD_MIB, Math.ceil((buffers * 8) / 7));
+  const ceiling = Math.floor((totalMiB * MOUNTPOINT_MEMORY_SHARE) / Math.max(1, processCount));
+  return {
+    connections,
+    buffers,
+    wanted,
+    ceiling,
+    target: Math.max(MIN_MEMORY_TARGET_MIB, Math.min(wanted, ceiling)),
   };
 }
 

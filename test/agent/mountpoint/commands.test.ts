@@ -32,6 +32,23 @@ test('tune prints each decision with its reason and fact on stderr', async () =>
   expect(r.stderr).toMatch(/\[xz\] AWS_MAX_ATTEMPTS=5 mount-s3 .*--cache-xz example-cache--use1-az4--x-s3/);
 });
 
+test('tune --offline for a type not in the table exits 2 naming the closest known types', async () => {
+  const r = await runCliInProcess('tune', '--instance-type', 'c7gn.9xlarge', '--offline');
+  expect(r.code).toBe(2);
+  expect(r.stdout).toBe('');
+  expect(r.stderr).toBe(
+    'mountfleet tune: unknown instance type "c7gn.9xlarge"; closest known: c7gn.8xlarge, c7gn.12xlarge\n',
+  );
+});
+
+test('tune --offline answers for the library default m6i.large and a new family (trn2.48xlarge)', async () => {
+  for (const type of ['m6i.large', 'trn2.48xlarge']) {
+    const r = await runCliInProcess('tune', '--instance-type', type, '--offline', '--json');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).plan.instanceType).toBe(type);
+  }
+});
+
 test('status and down when no agent runs', async () => {
   const env = { MOUNTFLEET_RUN_DIR: runDir };
   const status = await runCli(['status', '--json'], { env });

@@ -1,7 +1,15 @@
 import { ec2Client } from '../../../core/aws';
 import { parseAgentConfig } from '../../../core/config';
 import { compareVersions, FLAG_FIRST_VERSION } from '../../../core/mountpoint/command-line';
+import { INSTANCE_TYPE_ROWS } from '../../../core/mountpoint/instance-type-table';
+import { FALLBACK_INSTANCE_TYPES, UnknownInstanceTypeError } from '../../../core/mountpoint/instance-types';
 import { formatTuneReport, tuneForInstanceType, type TuneReport } from '../../../core/mountpoint/tune-report';
+import {
+  MAX_DATA_BUFFERS_MIB,
+  memoryTargetFor,
+  MIN_MEMORY_TARGET_MIB,
+  planMounts,
+} from '../../../core/mountpoint/tuning';
 import { useEmulator } from '../../support/emulator';
 import { parseArgs } from '../../support/mount-s3-standin/cli-spec';
 
@@ -76,6 +84,117 @@ describe('tune for eight-plus instance types (built-in table)', () => {
   test('small burstable memory: Mountpoint processes stay within a quarter of it, never below 512 MiB', async () => {
     const report = await tuneForInstanceType({ instanceType: 't3.medium' });
     for (const p of report.plan.mounts[0].processes) expect(flagValue(p.args, '--memory-target')).toBe('512');
+  });
+});
+
+describe('every family in the built-in table', () => {
+  // The ComputeFleet defaults (m6i/m6a/m5/m7i.large, previous generation among them) and one type each of
+  // families the old 20-type table did not know.
+  test.each([
+    'm6i.large',
+    'm6a.large',
+    'm5.large',
+    'm7i.large',
+    'c8g.4xlarge',
+    'r8g.medium',
+    't4g.micro',
+    'g6e.xlarge',
+    'inf2.xlarge',
+    'i7ie.large',
+    'hpc7g.16xlarge',
+    'p5en.48xlarge',
+    'trn2.48xlarge',
+  ])('%s', async (instanceType) => {
+    const facts = FALLBACK_INSTANCE_TYPES.get(instanceType)!;
+    const report = await tuneForInstanceType({ instanceType });
+    expectValidFor1240(report);
+    expect(report.factsSource).toMatch(/^built-in table/);
+    const card = facts.networkCards[0];
+    const gbps = Math.max(1, facts.burstable ? Math.ceil(card.baselineGbps) : Math.floor(card.peakGbps));
+    for (const p of report.plan.mounts[0].processes) {
+      expect(flagValue(p.args, '--maximum-throughput-gbps')).toBe(String(gbps));
+      expect(Number(flagValue(p.args, '--memory-target'))).toBe(
+        memoryTargetFor(gbps, facts.memoryMiB, 2).target,
+      );
+    }
+    expect(report.plan.mounts[0].processes.some((p) => p.args.includes('--cache'))).toBe(true);
+  });
+
+  test('an unknown type names the closest known ones', async () => {
+    await expect(tuneForInstanceType({ instanceType: 'c7gn.9xlarge' })).rejects.toThrow(
+      new UnknownInstanceTypeError('c7gn.9xlarge', ['c7gn.8xlarge', 'c7gn.12xlarge']),
+    );
+    await expect(tuneForInstanceType({ instanceType: 'c7gn.9xlarge' })).rejects.toThrow(
+      'unknown instance type "c7gn.9xlarge"; closest known: c7gn.8xlarge, c7gn.12xlarge',
+    );
+    await expect(tuneForInstanceType({ instanceType: ' M5.Large' })).rejects.toThrow(
+      'unknown instance type " M5.Large"; closest known: m5.large',
+    );
+    await expect(tuneForInstanceType({ instanceType: 'm7gx.large' })).rejects.toThrow(
+      /closest known: m7g\.large, m7gd\.large, c7g\.large$/,
+    );
+  });
+
+  test('online: DescribeInstanceTypes refuses an unknown type, the table does not know it either (moto)', async () => {
+    await expect(
+      tuneForInstanceType({ instanceType: 'p5.96xlarge', ec2: ec2Client({ maxAttempts: 1 }) }),
+    ).rejects.toThrow(
+      /^unknown instance type "p5\.96xlarge"; closest known: p5\.48xlarge \(DescribeInstanceTypes: InvalidInstanceType/,
+    );
+  });
+});
+
+describe('--memory-target on large hosts', () => {
+  test('p5.48xlarge over 32 cards: the buffers the throughput can use, capped, not 128 GiB', async () => {
+    const report = await tuneForInstanceType({ instanceType: 'p5.48xlarge', interfaces: interfaces(32) });
+    const decision = report.plan.host.find((d) => d.setting === '--memory-target')!;
+    expect(decision.value).toBe('9363 MiB per process (2 process(es))');
+    expect(decision.reason).toMatch(
+      /^8000 connections x 16 MiB = 128000 MiB of data buffers, capped at 8192 MiB; with Mountpoint's overhead share max\(128 MiB, target\/8\) that is 9363 MiB;/,
+    );
+    expect(decision.fact).toMatch(
+      /doc\/CONFIGURATION\.md .*2\/4\/8 GiB for targets up to 25\/75\/above 75 Gbps/,
+    );
+    for (const p of report.plan.mounts[0].processes)
+      expect(flagValue(p.args, '--memory-target')).toBe('9363');
+  });
+
+  test('derivation: buffers for N/0.4 connections plus overhead max(128 MiB, target/8), floor 512, cap and share', () => {
+    expect(memoryTargetFor(1, 4096, 2)).toMatchObject({
+      connections: 10,
+      buffers: 160,
+      wanted: 288,
+      target: 512,
+    });
+    expect(memoryTargetFor(100, 786432, 2)).toMatchObject({ connections: 250, buffers: 4000, wanted: 4572 });
+    expect(memoryTargetFor(200, 131072, 2).target).toBe(9143);
+    expect(memoryTargetFor(3200, 2097152, 2)).toMatchObject({ buffers: MAX_DATA_BUFFERS_MIB, target: 9363 });
+    // The job's share wins over what the throughput could use: 25% of 8 GiB over two processes.
+    expect(memoryTargetFor(25, 8192, 2)).toMatchObject({ wanted: 1152, ceiling: 1024, target: 1024 });
+  });
+
+  test('for every type in the table, with every card bound: within the cap and the 25% share, never below 512', () => {
+    const config = parseAgentConfig({
+      version: 1,
+      fleetId: 'all',
+      region: 'us-east-1',
+      mounts: [{ bucket: 'data', path: '/mnt/data', dataset: 'immutable', cache: 'none' }],
+    });
+    const cap = Math.ceil((MAX_DATA_BUFFERS_MIB * 8) / 7); // 9363 MiB: 8 GiB of buffers, 1/8 overhead
+    for (const [name] of INSTANCE_TYPE_ROWS) {
+      const instance = FALLBACK_INSTANCE_TYPES.get(name)!;
+      const plan = planMounts({
+        config,
+        instance,
+        memory: { totalMiB: instance.memoryMiB, source: 'table' },
+        cacheVolume: { kind: 'none', reason: 'no cache volume in this test' },
+        interfaces: interfaces(instance.networkCards.length),
+      });
+      const target = plan.mounts[0].processes[0].options.memoryTargetMiB!;
+      expect(target).toBeGreaterThanOrEqual(MIN_MEMORY_TARGET_MIB);
+      expect(target).toBeLessThanOrEqual(cap);
+      if (target > MIN_MEMORY_TARGET_MIB) expect(target).toBeLessThanOrEqual(instance.memoryMiB * 0.25);
+    }
   });
 });
 
