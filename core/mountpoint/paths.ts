@@ -27,7 +27,7 @@ export function agentPaths(env: NodeJS.ProcessEnv = process.env): AgentPaths {
     systemRoot,
     unitDir: join(systemRoot, 'etc/systemd/system'),
     // Outside the agent's amazon-cloudwatch-agent.d: `amazon-cloudwatch-agent-ctl -a fetch-config`
-    // empties that directory before it reads the file it is given.
+    // copies the file it is given there and then deletes every other file in it, this one included.
     cloudWatchAgentConfigFile: join(systemRoot, CLOUDWATCH_AGENT_CONFIG_PATH),
     metricsLogFile: join(systemRoot, 'var/log/mountfleet/metrics.log'),
   };
