@@ -1,7 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
-import { MOUNTPOINT_METRICS_NAMESPACE } from '../core/metrics';
+import { MOUNTPOINT_FLEET_DIMENSION, MOUNTPOINT_METRICS_NAMESPACE } from '../core/metrics';
 import type { ComputeFleet } from './compute-fleet';
 import type { IExpressCache } from './express-cache';
 import { REAPER_METRIC_NAMES, type OrphanReaper } from './orphan-reaper';
@@ -97,15 +97,18 @@ function mountpointWidgets(fleet: ComputeFleet): cloudwatch.IWidget[] {
     { fuse_request: 'read' },
     { statistic: 'SampleCount', label: 'FUSE reads', period },
   );
-  const latency = (metricName: string, dimensions: Record<string, string>, what: string) =>
-    ['p50', 'p99'].map((statistic) =>
-      fleet.metricMountpoint(metricName, dimensions, { statistic, label: `${what} ${statistic}`, period }),
-    );
   const hits = fleet.metricMountpoint(
     'experimental.fuse.cache_hit',
     {},
     { statistic: 'Sum', label: 'cache hits', period },
   );
+  const latency = (metricName: string, dimensions: Record<string, string>, what: string) =>
+    ['p50', 'p99'].map((statistic) =>
+      fleet.metricMountpoint(metricName, dimensions, { statistic, label: `${what} ${statistic}`, period }),
+    );
+  // s3.request_errors has one series per request type and HTTP status: a search draws each one seen.
+  const group = fleet.autoScalingGroup.autoScalingGroupName;
+  const errorSchema = `${MOUNTPOINT_METRICS_NAMESPACE},${MOUNTPOINT_FLEET_DIMENSION},http_status,s3_request`;
   return [
     new cloudwatch.GraphWidget({
       title: 'Mountpoint reads served from a cache (local or Express)',
@@ -124,7 +127,7 @@ function mountpointWidgets(fleet: ComputeFleet): cloudwatch.IWidget[] {
       title: 'Mountpoint S3 errors (by request and HTTP status)',
       left: [
         new cloudwatch.MathExpression({
-          expression: `SEARCH('{${MOUNTPOINT_METRICS_NAMESPACE},AutoScalingGroupName,http_status,s3_request} MetricName="s3.request_errors" AutoScalingGroupName="${fleet.autoScalingGroup.autoScalingGroupName}"', 'Sum', 300)`,
+          expression: `SEARCH('{${errorSchema}} MetricName="s3.request_errors" ${MOUNTPOINT_FLEET_DIMENSION}="${group}"', 'Sum', ${period.toSeconds()})`,
           usingMetrics: {},
           period,
         }),
