@@ -80,7 +80,8 @@ export function renderCloudWatchAgentConfig(options: {
       metrics: {
         namespace: MOUNTPOINT_METRICS_NAMESPACE,
         force_flush_interval: CLOUDWATCH_AGENT_FLUSH_SECONDS,
-        // The agent's only way to add a dimension to OTLP metrics: Mountpoint's resource has no attributes.
+        // The agent's only way to add a dimension to OTLP metrics (Mountpoint's resource has no attributes).
+        // Its ec2tagger reads IMDS and the instance's aws:autoscaling:groupName tag: EC2 mode only.
         append_dimensions: { [MOUNTPOINT_FLEET_DIMENSION]: '${aws:AutoScalingGroupName}' },
         metrics_collected: { otlp: { http_endpoint: new URL(OTLP_ENDPOINT).host } },
       },
