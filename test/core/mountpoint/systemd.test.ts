@@ -137,7 +137,7 @@ describe('CloudWatch agent config', () => {
   });
 });
 
-/** Validates with the virtualenv's jsonschema (Draft4Validator); returns one line per error. */
+/** Validates with the virtualenv's jsonschema (installed with cfn-lint), draft-04; one line per error. */
 async function schemaErrors(schemaFile: string, config: unknown): Promise<string[]> {
   const script = [
     'import json, sys',
