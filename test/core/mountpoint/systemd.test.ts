@@ -85,6 +85,18 @@ test('ExecStart arguments survive systemd specifiers, variables and spaces', () 
   expect(systemdArg('$HOME')).toBe('"$$HOME"');
 });
 
+/** The parts of the CloudWatch agent's config these tests read. */
+interface CloudWatchAgentConfig {
+  agent: { region: string };
+  metrics: {
+    namespace: string;
+    force_flush_interval: number;
+    append_dimensions: Record<string, string>;
+    metrics_collected: { otlp: { http_endpoint: string } & Record<string, unknown> };
+  };
+  logs: { logs_collected: { files: { collect_list: Array<Record<string, string>> } } };
+}
+
 describe('CloudWatch agent config', () => {
   const render = () =>
     JSON.parse(
@@ -93,7 +105,7 @@ describe('CloudWatch agent config', () => {
         region: 'us-east-1',
         metricsLogFile: '/var/log/mountfleet/metrics.log',
       }),
-    ) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    ) as CloudWatchAgentConfig;
 
   // The agent refuses to start on a config its schema rejects; the schema is reference data outside the repo.
   const schema =
