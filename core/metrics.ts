@@ -15,7 +15,8 @@ export const MOUNTPOINT_FLEET_DIMENSION = 'AutoScalingGroupName';
 
 /**
  * Mountpoint's `--otlp-export-interval`: it sends nothing at exit, so a stop loses at most this much of
- * each mount's metrics (its default, 60 s, would lose a minute). Costs no API calls: the agent batches.
+ * each mount's metrics (its default, 60 s, would lose a minute). The agent batches what it receives into
+ * one PutMetricData call per flush (up to 1,000 datapoints): more datapoints, not more calls, while they fit.
  */
 export const OTLP_EXPORT_INTERVAL_SECONDS = 10;
 

@@ -198,7 +198,7 @@ export function planMounts(input: TuningInput): TuningPlan {
     value: `${OTLP_EXPORT_INTERVAL_SECONDS} s`,
     reason:
       `Mountpoint sends nothing at exit, so a stop loses at most ${OTLP_EXPORT_INTERVAL_SECONDS} s of each mount's metrics instead of the default 60 s; ` +
-      `no extra API calls: the CloudWatch agent batches PutMetricData every ${CLOUDWATCH_AGENT_FLUSH_SECONDS} s`,
+      `the CloudWatch agent still calls PutMetricData every ${CLOUDWATCH_AGENT_FLUSH_SECONDS} s with up to 1,000 datapoints, so the shorter interval adds datapoints, not calls, while a minute of them fits in one`,
     fact: "reference: --otlp-export-interval (1.21.0, default 60 s); the agent's force_flush_interval sets its PutMetricData rate",
   });
 
