@@ -1,9 +1,11 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Duration, Size, Stack, Tags, Token } from 'aws-cdk-lib';
+import { ArnFormat, Duration, RemovalPolicy, Size, Stack, Tags, Token } from 'aws-cdk-lib';
 import * as autoscaling from 'aws-cdk-lib/aws-autoscaling';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import { Construct } from 'constructs';
@@ -14,6 +16,11 @@ import {
   type AgentConfigInput,
   type CachePolicy,
 } from '../core/config';
+import {
+  agentMetricsLogGroupName,
+  MOUNTPOINT_FLEET_DIMENSION,
+  MOUNTPOINT_METRICS_NAMESPACE,
+} from '../core/metrics';
 import { packageRoot } from '../core/package-root';
 import { TAG_FLEET } from '../core/tags';
 import type { IExpressCache } from './express-cache';
@@ -93,6 +100,8 @@ export interface ComputeFleetProps {
   readonly mountpointVersion?: string;
   /** The instances' security group. @default - a new one with no ingress and all outbound */
   readonly securityGroup?: ec2.ISecurityGroup;
+  /** Retention of the log group that receives the agent's metric lines. @default logs.RetentionDays.ONE_MONTH */
+  readonly metricsLogRetention?: logs.RetentionDays;
 }
 
 const DEFAULT_INSTANCE_TYPES = ['m6i.large', 'm6a.large', 'm5.large', 'm7i.large'];
@@ -118,6 +127,12 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
   readonly terminationHookName: string;
   /** agent.json as a deploy-time JSON string (tokens resolve at deploy). */
   readonly agentConfigJson: string;
+  /**
+   * `/mountfleet/<fleetId>/agent-metrics`: the CloudWatch agent ships the mountfleet agent's
+   * embedded-metric-format lines (Express cache switches) here. Deleted with the stack — the metrics
+   * extracted from it stay in CloudWatch — so that a fixed name never blocks re-creating the fleet.
+   */
+  readonly metricsLogGroup: logs.LogGroup;
 
   constructor(scope: Construct, id: string, props: ComputeFleetProps) {
     super(scope, id);
@@ -163,6 +178,12 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
       props.scratch.grantCreateAndDelete(this.role);
     }
     this.grantAgentBasics();
+    this.metricsLogGroup = new logs.LogGroup(this, 'MetricsLogGroup', {
+      logGroupName: agentMetricsLogGroupName(props.fleetId),
+      retention: props.metricsLogRetention ?? logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    this.grantMetrics();
 
     this.agentConfigJson = renderAgentConfig(
       this,
@@ -236,6 +257,8 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
       },
     });
     Tags.of(this.autoScalingGroup).add(TAG_FLEET, props.fleetId);
+    // The role may not create log groups: the group must exist before the first instance ships to it.
+    this.autoScalingGroup.node.addDependency(this.metricsLogGroup);
     this.autoScalingGroup.addLifecycleHook('Teardown', {
       lifecycleHookName: this.terminationHookName,
       lifecycleTransition: autoscaling.LifecycleTransition.INSTANCE_TERMINATING,
@@ -252,6 +275,72 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
       this.autoScalingGroup,
       'AwsSolutions-EC26',
       "The rule cannot follow the mixed-instances launch template (a GetAtt); the launch template's root volume is encrypted (gp3, Encrypted: true), which the construct tests assert.",
+    );
+  }
+
+  /**
+   * A Mountpoint metric of this fleet, as the CloudWatch agent publishes it: the OTLP name unchanged
+   * (`fuse.request_latency`, `experimental.fuse.cache_hit`), in {@link MOUNTPOINT_METRICS_NAMESPACE}, with
+   * the group's name as `AutoScalingGroupName` beside Mountpoint's own dimensions (`fuse_request`, …).
+   */
+  metricMountpoint(
+    metricName: string,
+    dimensions: Record<string, string> = {},
+    props?: cloudwatch.MetricOptions,
+  ): cloudwatch.Metric {
+    return new cloudwatch.Metric({
+      namespace: MOUNTPOINT_METRICS_NAMESPACE,
+      metricName,
+      dimensionsMap: {
+        ...dimensions,
+        [MOUNTPOINT_FLEET_DIMENSION]: this.autoScalingGroup.autoScalingGroupName,
+      },
+      ...props,
+    });
+  }
+
+  /**
+   * The CloudWatch agent: PutMetricData to the mountfleet namespace only, the group name for its one
+   * dimension, and log streams in the fleet's metrics log group only (no CreateLogGroup, no retention).
+   */
+  private grantMetrics(): void {
+    acknowledgeWildcardResource(
+      this.role,
+      '*',
+      'cloudwatch:PutMetricData has no resource type and is limited by the cloudwatch:namespace condition to the mountfleet namespace; ec2:DescribeTags has no resource type (the CloudWatch agent reads its own aws:autoscaling:groupName tag for the AutoScalingGroupName dimension).',
+    );
+    this.role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'PublishMountpointMetrics',
+        actions: ['cloudwatch:PutMetricData'],
+        resources: ['*'],
+        conditions: { StringEquals: { 'cloudwatch:namespace': MOUNTPOINT_METRICS_NAMESPACE } },
+      }),
+    );
+    this.role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'ReadOwnGroupNameForMetrics',
+        actions: ['ec2:DescribeTags'],
+        resources: ['*'],
+      }),
+    );
+    const streams = Stack.of(this).formatArn({
+      service: 'logs',
+      resource: 'log-group',
+      resourceName: `${this.metricsLogGroup.logGroupName}:log-stream:*`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+    acknowledgeWildcardResource(
+      this.role,
+      streams,
+      "The CloudWatch agent names each instance's log stream by its instance id, unknown at deploy; the streams are those of the fleet's own metrics log group only.",
+    );
+    this.role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'ShipAgentMetricsLog',
+        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        resources: [streams],
+      }),
     );
   }
 

@@ -1,5 +1,6 @@
 // The public API of the mountfleet construct library.
 export * from '../core/tags';
+export { MOUNTPOINT_FLEET_DIMENSION, MOUNTPOINT_METRICS_NAMESPACE } from '../core/metrics';
 export {
   AGENT_CONFIG_VERSION,
   CACHE_POLICIES,

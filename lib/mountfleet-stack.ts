@@ -101,6 +101,7 @@ export class MountfleetStack extends Stack {
         fleetId,
         expressCache: this.expressCache,
         reaper: this.reaper,
+        fleet: this.fleet,
       });
     }
 

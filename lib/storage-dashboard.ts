@@ -1,6 +1,8 @@
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
+import { MOUNTPOINT_FLEET_DIMENSION, MOUNTPOINT_METRICS_NAMESPACE } from '../core/metrics';
+import type { ComputeFleet } from './compute-fleet';
 import type { IExpressCache } from './express-cache';
 import { REAPER_METRIC_NAMES, type OrphanReaper } from './orphan-reaper';
 import { validateFleetId } from './private/validation';
@@ -13,13 +15,16 @@ export interface StorageDashboardProps {
   readonly expressCache?: IExpressCache;
   /** The reaper whose decisions to chart. @default - no reaper widgets */
   readonly reaper?: OrphanReaper;
+  /** The fleet whose Mountpoint metrics to chart (cache hits, S3 and FUSE latency, S3 errors). @default - no Mountpoint widgets */
+  readonly fleet?: ComputeFleet;
   /** @default - `mountfleet-<fleetId>-storage` */
   readonly dashboardName?: string;
 }
 
 /**
- * A CloudWatch dashboard for a fleet's storage: Express cache requests and errors per zone, scratch file
- * systems alive (as the reaper counts them), the lowest burst credit balance, and the reaper's decisions.
+ * A CloudWatch dashboard for a fleet's storage: Express cache requests and errors per zone, Mountpoint's
+ * own metrics (cache hits, S3 and FUSE latency, S3 errors), scratch file systems alive (as the reaper
+ * counts them), the lowest burst credit balance, and the reaper's decisions.
  */
 export class StorageDashboard extends Construct {
   readonly dashboard: cloudwatch.Dashboard;
@@ -47,6 +52,7 @@ export class StorageDashboard extends Construct {
         }),
       );
     }
+    if (props.fleet) this.dashboard.addWidgets(...mountpointWidgets(props.fleet));
     const reaper = props.reaper;
     const burst = new cloudwatch.GraphWidget({
       title: 'Lowest EFS burst credit balance (bytes, all file systems in the Region)',
@@ -81,4 +87,62 @@ export class StorageDashboard extends Construct {
       this.dashboard.addWidgets(burst);
     }
   }
+}
+
+/** Mountpoint's metrics of one fleet, as the CloudWatch agent names them (the OTLP names, unchanged). */
+function mountpointWidgets(fleet: ComputeFleet): cloudwatch.IWidget[] {
+  const period = Duration.minutes(5);
+  const reads = fleet.metricMountpoint(
+    'fuse.request_latency',
+    { fuse_request: 'read' },
+    { statistic: 'SampleCount', label: 'FUSE reads', period },
+  );
+  const hits = fleet.metricMountpoint(
+    'experimental.fuse.cache_hit',
+    {},
+    { statistic: 'Sum', label: 'cache hits', period },
+  );
+  const latency = (metricName: string, dimensions: Record<string, string>, what: string) =>
+    ['p50', 'p99'].map((statistic) =>
+      fleet.metricMountpoint(metricName, dimensions, { statistic, label: `${what} ${statistic}`, period }),
+    );
+  // s3.request_errors has one series per request type and HTTP status: a search draws each one seen.
+  const group = fleet.autoScalingGroup.autoScalingGroupName;
+  const errorSchema = `${MOUNTPOINT_METRICS_NAMESPACE},${MOUNTPOINT_FLEET_DIMENSION},http_status,s3_request`;
+  return [
+    new cloudwatch.GraphWidget({
+      title: 'Mountpoint reads served from a cache (local or Express)',
+      left: [reads, hits],
+      right: [
+        new cloudwatch.MathExpression({
+          expression: '100 * hits / reads',
+          usingMetrics: { hits, reads },
+          label: 'hit rate (%)',
+          period,
+        }),
+      ],
+      width: 12,
+    }),
+    new cloudwatch.GraphWidget({
+      title: 'Mountpoint S3 errors (by request and HTTP status)',
+      left: [
+        new cloudwatch.MathExpression({
+          expression: `SEARCH('{${errorSchema}} MetricName="s3.request_errors" ${MOUNTPOINT_FLEET_DIMENSION}="${group}"', 'Sum', ${period.toSeconds()})`,
+          usingMetrics: {},
+          period,
+        }),
+      ],
+      width: 12,
+    }),
+    new cloudwatch.GraphWidget({
+      title: 'Mountpoint S3 first-byte latency, GetObject (microseconds)',
+      left: latency('s3.request_first_byte_latency', { s3_request: 'GetObject' }, 'GetObject'),
+      width: 12,
+    }),
+    new cloudwatch.GraphWidget({
+      title: 'Mountpoint FUSE read latency (microseconds)',
+      left: latency('fuse.request_latency', { fuse_request: 'read' }, 'read'),
+      width: 12,
+    }),
+  ];
 }

@@ -149,7 +149,11 @@ export class MountAgent {
     mkdirSync(dirname(o.cloudWatchAgentConfigFile), { recursive: true });
     writeFileSync(
       o.cloudWatchAgentConfigFile,
-      renderCloudWatchAgentConfig({ metricsLogFile: o.metricsLogFile }),
+      renderCloudWatchAgentConfig({
+        fleetId: o.config.fleetId,
+        region: o.config.region,
+        metricsLogFile: o.metricsLogFile,
+      }),
     );
     let healthy = this.lastProbe?.result.healthy ?? false;
     if (this.expressBucket)

@@ -23,6 +23,8 @@ export interface MountpointOptions {
   readonly cacheXzBucket?: string;
   readonly bind?: readonly string[];
   readonly otlpEndpoint?: string;
+  /** Seconds between OTLP exports; only with otlpEndpoint (Mountpoint requires it). */
+  readonly otlpExportIntervalSeconds?: number;
   readonly foreground?: boolean;
 }
 
@@ -42,6 +44,7 @@ export const FLAG_FIRST_VERSION = {
   '--cache-xz': '1.11.0',
   '--bind': '1.9.0',
   '--otlp-endpoint': '1.21.0',
+  '--otlp-export-interval': '1.21.0',
   '--foreground': '1.0.0',
 } as const;
 export type RenderedFlag = keyof typeof FLAG_FIRST_VERSION;
@@ -87,6 +90,8 @@ export function renderCommandLine(o: MountpointOptions, version: string): Render
   if (o.metadataTtl !== undefined) add('--metadata-ttl', o.metadataTtl);
   if (o.cacheXzBucket) add('--cache-xz', o.cacheXzBucket);
   if (o.otlpEndpoint) add('--otlp-endpoint', o.otlpEndpoint);
+  if (o.otlpEndpoint && o.otlpExportIntervalSeconds !== undefined)
+    add('--otlp-export-interval', o.otlpExportIntervalSeconds);
   args.push(o.bucket, o.mountPoint);
   return { args, omitted };
 }

@@ -7,6 +7,9 @@
 import { join } from 'node:path';
 import { DEFAULT_RUN_DIR } from './tuning';
 
+/** Where `up` writes the CloudWatch agent's config (relative to MOUNTFLEET_SYSTEM_ROOT). */
+export const CLOUDWATCH_AGENT_CONFIG_PATH = 'etc/mountfleet/cloudwatch-agent.json';
+
 export interface AgentPaths {
   readonly mountS3: string;
   readonly runDir: string;
@@ -23,10 +26,9 @@ export function agentPaths(env: NodeJS.ProcessEnv = process.env): AgentPaths {
     runDir: env.MOUNTFLEET_RUN_DIR ?? DEFAULT_RUN_DIR,
     systemRoot,
     unitDir: join(systemRoot, 'etc/systemd/system'),
-    cloudWatchAgentConfigFile: join(
-      systemRoot,
-      'opt/aws/amazon-cloudwatch-agent/etc/amazon-cloudwatch-agent.d/mountfleet.json',
-    ),
+    // Outside the agent's amazon-cloudwatch-agent.d: `amazon-cloudwatch-agent-ctl -a fetch-config`
+    // copies the file it is given there and then deletes every other file in it, this one included.
+    cloudWatchAgentConfigFile: join(systemRoot, CLOUDWATCH_AGENT_CONFIG_PATH),
     metricsLogFile: join(systemRoot, 'var/log/mountfleet/metrics.log'),
   };
 }

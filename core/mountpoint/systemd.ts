@@ -2,6 +2,12 @@
  * systemd units for Mountpoint processes (one `Type=forking` unit each) and the agent's own service,
  * plus the local CloudWatch agent configuration that receives Mountpoint's OTLP metrics.
  */
+import {
+  agentMetricsLogGroupName,
+  CLOUDWATCH_AGENT_FLUSH_SECONDS,
+  MOUNTPOINT_FLEET_DIMENSION,
+  MOUNTPOINT_METRICS_NAMESPACE,
+} from '../metrics';
 import { OTLP_ENDPOINT, type ProcessPlan } from './tuning';
 
 export const UNIT_DIRECTORY = '/etc/systemd/system';
@@ -55,18 +61,37 @@ export function renderMountUnit(options: {
   ].join('\n');
 }
 
-/** CloudWatch agent: receive Mountpoint's OTLP metrics, and ship mountfleet's EMF switch metrics. */
-export function renderCloudWatchAgentConfig(options: { readonly metricsLogFile: string }): string {
+/**
+ * The CloudWatch agent's config: receive Mountpoint's OTLP metrics and publish them to the mountfleet
+ * namespace with the fleet's Auto Scaling group as the one added dimension, and ship mountfleet's own
+ * EMF lines (Express cache switches) to the fleet's log group, which the stack creates. Only keys of the
+ * agent's schema (v1.300060.0): it refuses to start on an unknown one. No `retention_in_days`: the
+ * stack owns retention, and the role may not change it.
+ */
+export function renderCloudWatchAgentConfig(options: {
+  readonly fleetId: string;
+  readonly region: string;
+  readonly metricsLogFile: string;
+}): string {
   return `${JSON.stringify(
     {
-      metrics: { metrics_collected: { otlp: { http_endpoint: new URL(OTLP_ENDPOINT).host } } },
+      // Needed outside EC2 (the agent's onPrem mode); on EC2 it matches what IMDS says.
+      agent: { region: options.region },
+      metrics: {
+        namespace: MOUNTPOINT_METRICS_NAMESPACE,
+        force_flush_interval: CLOUDWATCH_AGENT_FLUSH_SECONDS,
+        // The agent's only way to add a dimension to OTLP metrics (Mountpoint's resource has no attributes).
+        // Its ec2tagger reads IMDS and the instance's aws:autoscaling:groupName tag: EC2 mode only.
+        append_dimensions: { [MOUNTPOINT_FLEET_DIMENSION]: '${aws:AutoScalingGroupName}' },
+        metrics_collected: { otlp: { http_endpoint: new URL(OTLP_ENDPOINT).host } },
+      },
       logs: {
         logs_collected: {
           files: {
             collect_list: [
               {
                 file_path: options.metricsLogFile,
-                log_group_name: '/mountfleet/agent-metrics',
+                log_group_name: agentMetricsLogGroupName(options.fleetId),
                 log_stream_name: '{instance_id}',
               },
             ],

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import {
   ComputeFleet,
@@ -19,7 +20,7 @@ import {
 import { resolveAppConfig } from '../../lib/app-config';
 import { MountfleetStack } from '../../lib/mountfleet-stack';
 import { agentUnit, AGENT_LAUNCHER_PATH } from '../../lib/private/user-data';
-import { agentJsonOf, ensureBundles, fastApp, testStack, userDataOf } from './support';
+import { agentJsonOf, ensureBundles, fastApp, renderJoin, testStack, userDataOf } from './support';
 
 beforeAll(ensureBundles);
 
@@ -339,6 +340,43 @@ describe('ComputeFleet', () => {
     );
   });
 
+  test('instance role: PutMetricData only to the Mountpoint namespace, log streams only in its own log group', () => {
+    const t = fleetStack().template();
+    const all = statements(t);
+    expect(all).toContainEqual(
+      expect.objectContaining({
+        Action: 'cloudwatch:PutMetricData',
+        Resource: '*',
+        Condition: { StringEquals: { 'cloudwatch:namespace': 'Mountfleet/Mountpoint' } },
+      }),
+    );
+    expect(all.filter((s) => JSON.stringify(s.Action).includes('cloudwatch:'))).toHaveLength(1);
+    // The CloudWatch agent reads the group name for its AutoScalingGroupName dimension.
+    expect(all).toContainEqual(expect.objectContaining({ Action: 'ec2:DescribeTags', Resource: '*' }));
+    const logGroupId = Object.keys(t.findResources('AWS::Logs::LogGroup'))[0];
+    const logStatements = all.filter((s) => JSON.stringify(s.Action).includes('logs:'));
+    expect(logStatements).toEqual([
+      expect.objectContaining({ Action: ['logs:CreateLogStream', 'logs:PutLogEvents'] }),
+    ]);
+    expect(renderJoin(logStatements[0].Resource)).toBe(
+      `arn:<Ref:AWS::Partition>:logs:us-east-1:<Ref:AWS::AccountId>:log-group:<Ref:${logGroupId}>:log-stream:*`,
+    );
+  });
+
+  test('the metrics log group the agent ships to is created with retention, deleted with the stack, before the group', () => {
+    const t = fleetStack().template();
+    t.resourceCountIs('AWS::Logs::LogGroup', 1);
+    t.hasResource('AWS::Logs::LogGroup', {
+      Properties: { LogGroupName: '/mountfleet/train/agent-metrics', RetentionInDays: 30 },
+      DeletionPolicy: 'Delete',
+    });
+    const logGroupId = Object.keys(t.findResources('AWS::Logs::LogGroup'))[0];
+    t.hasResource('AWS::AutoScaling::AutoScalingGroup', { DependsOn: Match.arrayWith([logGroupId]) });
+    fleetStack({ metricsLogRetention: RetentionDays.ONE_WEEK })
+      .template()
+      .hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 7 });
+  });
+
   test('user data installs the agent bundle and writes an agent.json the agent schema accepts', () => {
     const t = fleetStack().template();
     const script = userDataOf(t);
@@ -637,6 +675,75 @@ describe('StorageDashboard', () => {
   test('rejects a bad fleet id with the fix', () => {
     expect(() => new StorageDashboard(testStack(), 'Dashboard', { fleetId: 'my_fleet' })).toThrow(
       /^Test\/Dashboard: fleetId: fleet id "my_fleet" .* — for example "training"$/,
+    );
+  });
+
+  test("charts Mountpoint's cache hits, S3 latency and errors and FUSE latency from the fleet's namespace", () => {
+    const { stack, fleet, template } = fleetStack();
+    new StorageDashboard(stack, 'Dashboard', { fleetId: 'train', fleet });
+    const t = template();
+    t.hasResourceProperties('AWS::CloudWatch::Dashboard', { DashboardBody: Match.objectLike({}) });
+    const [dashboard] = Object.values(t.findResources('AWS::CloudWatch::Dashboard')) as Array<{
+      Properties: { DashboardBody: unknown };
+    }>;
+    const body = JSON.parse(renderJoin(dashboard.Properties.DashboardBody)) as {
+      widgets: Array<{ properties: { title: string; metrics: unknown[][] } }>;
+    };
+    const group = `<Ref:${Object.keys(t.findResources('AWS::AutoScaling::AutoScalingGroup'))[0]}>`;
+    const metricsOf = (title: RegExp) =>
+      body.widgets.find((w) => title.test(w.properties.title))!.properties.metrics;
+    const ns = 'Mountfleet/Mountpoint';
+    /** One metric line of a widget: namespace, name, Mountpoint's dimensions, the group, the statistic. */
+    const metric = (name: string, dimensions: string[], stat: string) =>
+      expect.arrayContaining([
+        ns,
+        name,
+        ...dimensions,
+        'AutoScalingGroupName',
+        group,
+        expect.objectContaining({ stat }),
+      ]);
+    expect(metricsOf(/served from a cache/)).toEqual(
+      expect.arrayContaining([
+        metric('experimental.fuse.cache_hit', [], 'Sum'),
+        metric('fuse.request_latency', ['fuse_request', 'read'], 'SampleCount'),
+      ]),
+    );
+    expect(metricsOf(/first-byte latency/)).toEqual([
+      metric('s3.request_first_byte_latency', ['s3_request', 'GetObject'], 'p50'),
+      metric('s3.request_first_byte_latency', ['s3_request', 'GetObject'], 'p99'),
+    ]);
+    expect(JSON.stringify(metricsOf(/S3 errors/))).toContain(
+      `SEARCH('{${ns},AutoScalingGroupName,http_status,s3_request} MetricName=\\"s3.request_errors\\" AutoScalingGroupName=\\"${group}\\"', 'Sum', 300)`,
+    );
+    expect(metricsOf(/FUSE read latency/)).toEqual([
+      metric('fuse.request_latency', ['fuse_request', 'read'], 'p50'),
+      metric('fuse.request_latency', ['fuse_request', 'read'], 'p99'),
+    ]);
+  });
+
+  test('the stack dashboard has the Mountpoint widgets beside the scratch and reaper widgets', () => {
+    const [config] = resolveAppConfig({}, '(test)');
+    const stack = new MountfleetStack(fastApp(), config.stackName, { config });
+    const [dashboard] = Object.values(
+      Template.fromStack(stack).findResources('AWS::CloudWatch::Dashboard'),
+    ) as Array<{
+      Properties: { DashboardBody: unknown };
+    }>;
+    const titles = (
+      JSON.parse(renderJoin(dashboard.Properties.DashboardBody)) as {
+        widgets: Array<{ properties: { title: string } }>;
+      }
+    ).widgets.map((w) => w.properties.title);
+    expect(titles).toEqual(
+      expect.arrayContaining([
+        'Mountpoint reads served from a cache (local or Express)',
+        'Mountpoint S3 errors (by request and HTTP status)',
+        'Mountpoint S3 first-byte latency, GetObject (microseconds)',
+        'Mountpoint FUSE read latency (microseconds)',
+        'Scratch file systems alive (seen per reaper run)',
+        'Reaper decisions',
+      ]),
     );
   });
 });

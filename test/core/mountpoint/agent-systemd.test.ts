@@ -4,7 +4,7 @@
  * them after its pre-mount probe).
  */
 import type { S3Client } from '@aws-sdk/client-s3';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAgentConfig } from '../../../core/config';
@@ -68,6 +68,13 @@ test('writes every unit, reloads systemd once, then starts each unit without ena
     ['systemctl', 'daemon-reload'],
     ...units.map((u) => ['systemctl', 'start', u]),
   ]);
+
+  // The CloudWatch agent's config names this fleet's region and log group.
+  const cloudWatchAgent = JSON.parse(readFileSync(options.cloudWatchAgentConfigFile, 'utf8'));
+  expect(cloudWatchAgent.agent.region).toBe('us-east-1');
+  expect(cloudWatchAgent.logs.logs_collected.files.collect_list[0].log_group_name).toBe(
+    '/mountfleet/units/agent-metrics',
+  );
 
   await agent.stop();
   expect(calls.slice(-2)).toEqual(units.map((u) => ['systemctl', 'stop', u]));

@@ -1,9 +1,10 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parseAgentConfig } from '../../../core/config';
+import { MOUNTPOINT_METRICS_NAMESPACE } from '../../../core/metrics';
 import {
   renderCloudWatchAgentConfig,
   renderMountUnit,
@@ -13,6 +14,9 @@ import {
 import { tuneForInstanceType } from '../../../core/mountpoint/tune-report';
 import { OTLP_ENDPOINT } from '../../../core/mountpoint/tuning';
 import { STANDIN } from '../../agent/mountpoint/failover-harness';
+import { REPO_ROOT } from '../../support/moto';
+
+const CLOUDWATCH_AGENT_SCHEMA = 'reference/cloudwatch-agent/schema-v1.300060.0.json';
 
 let dir: string;
 beforeAll(() => {
@@ -81,8 +85,85 @@ test('ExecStart arguments survive systemd specifiers, variables and spaces', () 
   expect(systemdArg('$HOME')).toBe('"$$HOME"');
 });
 
-test('the CloudWatch agent receives OTLP where Mountpoint sends it and ships the switch metrics log', () => {
-  const cfg = JSON.parse(renderCloudWatchAgentConfig({ metricsLogFile: '/var/log/mountfleet/metrics.log' }));
-  expect(`http://${cfg.metrics.metrics_collected.otlp.http_endpoint}`).toBe(OTLP_ENDPOINT);
-  expect(cfg.logs.logs_collected.files.collect_list[0].file_path).toBe('/var/log/mountfleet/metrics.log');
+/** The parts of the CloudWatch agent's config these tests read. */
+interface CloudWatchAgentConfig {
+  agent: { region: string };
+  metrics: {
+    namespace: string;
+    force_flush_interval: number;
+    append_dimensions: Record<string, string>;
+    metrics_collected: { otlp: { http_endpoint: string } & Record<string, unknown> };
+  };
+  logs: { logs_collected: { files: { collect_list: Array<Record<string, string>> } } };
+}
+
+describe('CloudWatch agent config', () => {
+  const render = () =>
+    JSON.parse(
+      renderCloudWatchAgentConfig({
+        fleetId: 'training',
+        region: 'us-east-1',
+        metricsLogFile: '/var/log/mountfleet/metrics.log',
+      }),
+    ) as CloudWatchAgentConfig;
+
+  // The agent refuses to start on a config its schema rejects; the schema is reference data outside the repo.
+  const schema =
+    process.env.MOUNTFLEET_SHARED_DIR !== undefined
+      ? join(process.env.MOUNTFLEET_SHARED_DIR, CLOUDWATCH_AGENT_SCHEMA)
+      : join(REPO_ROOT, '..', 'shared', CLOUDWATCH_AGENT_SCHEMA);
+  const withSchema = existsSync(schema) ? test : test.skip;
+  if (!existsSync(schema)) {
+    process.stderr.write(`skipped: CloudWatch agent schema validation (${schema} is not here)\n`);
+  }
+
+  withSchema('passes the CloudWatch agent v1.300060.0 schema (draft-04)', async () => {
+    expect(await schemaErrors(schema, render())).toEqual([]);
+    // The check can fail: a key the agent does not know is refused.
+    const unknown = render();
+    unknown.metrics.metrics_collected.otlp.interval = 10;
+    expect((await schemaErrors(schema, unknown)).join()).toMatch(/interval/);
+  });
+
+  test('receives OTLP where Mountpoint sends it and publishes to the namespace the role may write', () => {
+    const cfg = render();
+    expect(cfg.agent.region).toBe('us-east-1');
+    expect(cfg.metrics.namespace).toBe(MOUNTPOINT_METRICS_NAMESPACE);
+    expect(cfg.metrics.namespace).toBe('Mountfleet/Mountpoint');
+    expect(cfg.metrics.metrics_collected.otlp.http_endpoint).toBe('127.0.0.1:4318');
+    expect(`http://${cfg.metrics.metrics_collected.otlp.http_endpoint}`).toBe(OTLP_ENDPOINT);
+    expect(cfg.metrics.force_flush_interval).toBe(60);
+    // One dimension per fleet, none per instance: each distinct dimension set is a billed custom metric.
+    expect(cfg.metrics.append_dimensions).toEqual({ AutoScalingGroupName: '${aws:AutoScalingGroupName}' });
+  });
+
+  test("ships the switch metrics log only to the fleet's own log group, leaving retention to the stack", () => {
+    const files = render().logs.logs_collected.files.collect_list;
+    expect(files).toEqual([
+      {
+        file_path: '/var/log/mountfleet/metrics.log',
+        log_group_name: '/mountfleet/training/agent-metrics',
+        log_stream_name: '{instance_id}',
+      },
+    ]);
+  });
 });
+
+/** Validates with the virtualenv's jsonschema (installed with cfn-lint), draft-04; one line per error. */
+async function schemaErrors(schemaFile: string, config: unknown): Promise<string[]> {
+  const script = [
+    'import json, sys',
+    'from jsonschema import Draft4Validator',
+    'schema = json.load(open(sys.argv[1]))',
+    'config = json.load(sys.stdin)',
+    'for e in Draft4Validator(schema).iter_errors(config):',
+    '    print("/".join(map(str, e.path)) + ": " + e.message)',
+  ].join('\n');
+  const child = execFile(join(REPO_ROOT, '.venv', 'bin', 'python'), ['-c', script, schemaFile]);
+  child.stdin!.end(JSON.stringify(config));
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  expect(code).toBe(0);
+  return out.split('\n').filter(Boolean);
+}

@@ -70,6 +70,8 @@ describe('tune for eight-plus instance types (built-in table)', () => {
       Number(flagValue(direct.args, '--max-cache-size')),
     );
     expect(xz.environment).toEqual({ AWS_MAX_ATTEMPTS: '5' });
+    // Mountpoint sends nothing at exit: every process exports often enough that a stop loses little.
+    for (const p of [xz, direct]) expect(flagValue(p.args, '--otlp-export-interval')).toBe('10');
     expect(formatTuneReport(report)).toMatchSnapshot();
   });
 
@@ -264,8 +266,10 @@ test('an older pinned Mountpoint gets no flag it does not have', async () => {
   const args = report.plan.mounts[0].processes[0].args;
   expect(args).not.toContain('--memory-target');
   expect(args).not.toContain('--otlp-endpoint');
+  expect(args).not.toContain('--otlp-export-interval');
   expect(report.plan.omittedFlags).toEqual([
     { flag: '--memory-target', since: '1.24.0' },
     { flag: '--otlp-endpoint', since: '1.21.0' },
+    { flag: '--otlp-export-interval', since: '1.21.0' },
   ]);
 });
