@@ -1,5 +1,6 @@
 import { CfnOutput, Duration, Size, Stack, type StackProps } from 'aws-cdk-lib';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import type { ResolvedStackConfig } from './app-config';
 import { ComputeFleet } from './compute-fleet';
@@ -94,6 +95,9 @@ export class MountfleetStack extends Stack {
       maxDeletionsPerRun: r.maxDeletionsPerRun,
       deletionAlarmThreshold: r.deletionAlarmThreshold,
       alarms: config.monitoring.alarms,
+      alarmTopic: config.monitoring.alarmTopicArn
+        ? sns.Topic.fromTopicArn(this, 'AlarmTopic', config.monitoring.alarmTopicArn)
+        : undefined,
     });
 
     if (config.monitoring.dashboard) {
