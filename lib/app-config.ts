@@ -35,6 +35,11 @@ const mount = z
     access: z.enum(['read-only', 'read-write']).optional(),
     dataset: z.enum(['immutable', 'mutable']).optional(),
     cache: z.enum(CACHE_POLICIES).optional(),
+    /** The bucket's account, when it is not the stack's (Mountpoint refuses a bucket of another owner). */
+    bucketOwner: z
+      .string()
+      .regex(/^\d{12}$/, 'must be the 12-digit account id of the bucket owner')
+      .optional(),
   })
   .strict();
 

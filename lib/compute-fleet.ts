@@ -40,7 +40,10 @@ import type { ScratchFileSystems } from './scratch-file-systems';
 
 /** One S3 bucket (or prefix) the agent mounts with Mountpoint on every instance. */
 export interface FleetMount {
-  /** The bucket to mount. */
+  /**
+   * The bucket to mount. Its account (`Bucket.fromBucketAttributes({ account })`, else the stack's) is the
+   * owner Mountpoint expects (`--expected-bucket-owner`); a directory bucket (`…--x-s3`) is granted by session.
+   */
   readonly bucket: s3.IBucket;
   /** Key prefix to mount, ending in `/`. @default '' (the whole bucket; read-only mounts only) */
   readonly prefix?: string;

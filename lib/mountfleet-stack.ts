@@ -78,9 +78,12 @@ export class MountfleetStack extends Stack {
       onDemandBaseCapacity: f.onDemandBaseCapacity,
       onDemandPercentageAboveBaseCapacity: f.onDemandPercentageAboveBaseCapacity,
       rootVolumeSize: f.rootVolumeGiB === undefined ? undefined : Size.gibibytes(f.rootVolumeGiB),
-      mounts: (f.mounts ?? []).map((m, i) => ({
+      mounts: (f.mounts ?? []).map(({ bucketOwner, ...m }, i) => ({
         ...m,
-        bucket: s3.Bucket.fromBucketName(this, `MountBucket${i}`, m.bucket),
+        bucket: s3.Bucket.fromBucketAttributes(this, `MountBucket${i}`, {
+          bucketName: m.bucket,
+          account: bucketOwner,
+        }),
       })),
     });
 

@@ -6,6 +6,8 @@ import { Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { ComputeFleet, FleetNetwork } from '../../lib';
+import { resolveAppConfig } from '../../lib/app-config';
+import { MountfleetStack } from '../../lib/mountfleet-stack';
 import { buildFleet } from './fleet-fixture';
 import { agentJsonOf, ensureBundles, fastApp, renderJoin } from './support';
 
@@ -167,6 +169,32 @@ describe('expected bucket owner', () => {
     const { template } = buildFleet({ envAgnostic: true });
     const { mounts } = agentJsonOf(template()) as { mounts: Array<{ expectedBucketOwner?: string }> };
     expect(mounts[0].expectedBucketOwner).toBe('<Ref:AWS::AccountId>');
+  });
+
+  test('bundled app: a mount names its bucket owner when the bucket is in another account', () => {
+    const [config] = resolveAppConfig(
+      {
+        account: '123456789012',
+        fleet: {
+          mounts: [
+            { bucket: 'open-data', path: '/mnt/open', bucketOwner: '210987654321' },
+            { bucket: 'own-data', path: '/mnt/own' },
+          ],
+        },
+      },
+      'test',
+    );
+    const stack = new MountfleetStack(fastApp(), 'Mountfleet', { config });
+    const { mounts } = agentJsonOf(Template.fromStack(stack)) as {
+      mounts: Array<{ expectedBucketOwner?: string }>;
+    };
+    expect(mounts.map((m) => m.expectedBucketOwner)).toEqual(['210987654321', '123456789012']);
+    expect(() =>
+      resolveAppConfig(
+        { fleet: { mounts: [{ bucket: 'x-data', path: '/mnt/x', bucketOwner: '42' }] } },
+        'test',
+      ),
+    ).toThrow(/fleet\.mounts\.0\.bucketOwner: must be the 12-digit account id of the bucket owner/);
   });
 
   test('a bucket account that is no account id fails at synth, naming the field', () => {
