@@ -109,7 +109,7 @@ export function installCloudWatchAgentCommands(configPath: string): string[] {
     'retry dnf install -y amazon-cloudwatch-agent',
     "CWA_VERSION=$(rpm -q --queryformat '%{VERSION}' amazon-cloudwatch-agent)",
     'CWA_VERSION=${CWA_VERSION%%[!0-9.]*}',
-    `if [ "$(printf '%s\n' '${CLOUDWATCH_AGENT_MIN_VERSION}' "$CWA_VERSION" | sort -V | head -n 1)" = '${CLOUDWATCH_AGENT_MIN_VERSION}' ]; then`,
+    `if [ "$(printf '%s\\n' '${CLOUDWATCH_AGENT_MIN_VERSION}' "$CWA_VERSION" | sort -V | head -n 1)" = '${CLOUDWATCH_AGENT_MIN_VERSION}' ]; then`,
     ...writeFileCommand(
       `/etc/systemd/system/${CLOUDWATCH_PATH_UNIT_NAME}`,
       cloudWatchPathUnit(configPath),
