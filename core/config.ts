@@ -48,6 +48,11 @@ export const mountSchema = z
     access: z.enum(['read-only', 'read-write']).default('read-only'),
     dataset: z.enum(['immutable', 'mutable']).default('mutable'),
     cache: z.enum(CACHE_POLICIES).default('local+express'),
+    /** The account that must own the bucket (Mountpoint `--expected-bucket-owner`). */
+    expectedBucketOwner: z
+      .string()
+      .regex(/^\d{12}$/, 'must be the 12-digit account id of the bucket owner')
+      .optional(),
   })
   .strict();
 export type MountConfig = z.infer<typeof mountSchema>;

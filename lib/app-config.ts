@@ -35,6 +35,11 @@ const mount = z
     access: z.enum(['read-only', 'read-write']).optional(),
     dataset: z.enum(['immutable', 'mutable']).optional(),
     cache: z.enum(CACHE_POLICIES).optional(),
+    /** The bucket's account, when it is not the stack's (Mountpoint refuses a bucket of another owner). */
+    bucketOwner: z
+      .string()
+      .regex(/^\d{12}$/, 'must be the 12-digit account id of the bucket owner')
+      .optional(),
   })
   .strict();
 
@@ -91,7 +96,17 @@ const sections = {
       deletionAlarmThreshold: z.number().int().min(0).optional(),
     })
     .strict(),
-  monitoring: z.object({ alarms: z.boolean().optional(), dashboard: z.boolean().optional() }).strict(),
+  monitoring: z
+    .object({
+      alarms: z.boolean().optional(),
+      dashboard: z.boolean().optional(),
+      /** An existing SNS topic the alarms notify. */
+      alarmTopicArn: z
+        .string()
+        .regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/, 'must be an SNS topic ARN')
+        .optional(),
+    })
+    .strict(),
 };
 
 const stackSettings = z.object(sections).partial().strict();
@@ -122,7 +137,7 @@ export interface ResolvedStackConfig {
   readonly fleet: z.infer<(typeof sections)['fleet']>;
   readonly scratch?: { mountPath?: string; teardownGraceSeconds?: number };
   readonly reaper: z.infer<(typeof sections)['reaper']>;
-  readonly monitoring: { alarms: boolean; dashboard: boolean };
+  readonly monitoring: { alarms: boolean; dashboard: boolean; alarmTopicArn?: string };
 }
 
 export class AppConfigError extends Error {
@@ -189,8 +204,20 @@ function resolveStack(stackName: string, s: StackSettings, source: string, at: s
       'the sandbox profile has no Express cache (the emulator has no directory buckets)',
     );
   }
-  if (sandbox && (s.monitoring?.alarms === true || s.monitoring?.dashboard === true)) {
+  if (
+    sandbox &&
+    (s.monitoring?.alarms === true ||
+      s.monitoring?.dashboard === true ||
+      s.monitoring?.alarmTopicArn !== undefined)
+  ) {
     fail('monitoring', 'the sandbox profile has no alarms or dashboard (the emulator cannot deploy them)');
+  }
+  const alarms = !sandbox && (s.monitoring?.alarms ?? true);
+  if (!alarms && s.monitoring?.alarmTopicArn !== undefined) {
+    fail(
+      'monitoring.alarmTopicArn',
+      'is set but monitoring.alarms is false — turn alarms on or leave it out',
+    );
   }
   const cacheEnabled = !sandbox && (s.expressCache?.enabled ?? true);
   return {
@@ -214,8 +241,9 @@ function resolveStack(stackName: string, s: StackSettings, source: string, at: s
         : undefined,
     reaper: s.reaper ?? {},
     monitoring: {
-      alarms: !sandbox && (s.monitoring?.alarms ?? true),
+      alarms,
       dashboard: !sandbox && (s.monitoring?.dashboard ?? true),
+      ...(s.monitoring?.alarmTopicArn ? { alarmTopicArn: s.monitoring.alarmTopicArn } : {}),
     },
   };
 }

@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ArnFormat, Duration, RemovalPolicy, Size, Stack, Tags, Token } from 'aws-cdk-lib';
 import * as autoscaling from 'aws-cdk-lib/aws-autoscaling';
@@ -12,6 +13,7 @@ import { Construct } from 'constructs';
 import {
   AGENT_CONFIG_VERSION,
   DEFAULT_AGENT_CONFIG_PATH,
+  DIRECTORY_BUCKET_NAME_PATTERN,
   MOUNTPOINT_DEFAULT_VERSION,
   type AgentConfigInput,
   type CachePolicy,
@@ -21,6 +23,7 @@ import {
   MOUNTPOINT_FLEET_DIMENSION,
   MOUNTPOINT_METRICS_NAMESPACE,
 } from '../core/metrics';
+import { agentPaths } from '../core/mountpoint/paths';
 import { packageRoot } from '../core/package-root';
 import { TAG_FLEET } from '../core/tags';
 import type { IExpressCache } from './express-cache';
@@ -31,8 +34,12 @@ import {
   AGENT_BUNDLE_PATH,
   AGENT_UNIT_NAME,
   agentUnit,
+  installCloudWatchAgentCommands,
+  installEfsUtilsCommands,
   installNodeCommands,
   launcherCommands,
+  retryFunctionCommands,
+  verifyBundleCommands,
   writeFileCommand,
 } from './private/user-data';
 import { invalidProp, validateAzIds, validateFleetId } from './private/validation';
@@ -40,7 +47,10 @@ import type { ScratchFileSystems } from './scratch-file-systems';
 
 /** One S3 bucket (or prefix) the agent mounts with Mountpoint on every instance. */
 export interface FleetMount {
-  /** The bucket to mount. */
+  /**
+   * The bucket to mount. Its account (`Bucket.fromBucketAttributes({ account })`, else the stack's) is the
+   * owner Mountpoint expects (`--expected-bucket-owner`); a directory bucket (`…--x-s3`) is granted by session.
+   */
   readonly bucket: s3.IBucket;
   /** Key prefix to mount, ending in `/`. @default '' (the whole bucket; read-only mounts only) */
   readonly prefix?: string;
@@ -92,8 +102,12 @@ export interface ComputeFleetProps {
   readonly scratch?: ScratchFileSystems;
   /** Root volume size (encrypted gp3). @default Size.gibibytes(30) */
   readonly rootVolumeSize?: Size;
-  /** IMDSv2 hop limit: 2 lets containers on the instance reach IMDS. @default 2 */
-  readonly httpPutResponseHopLimit?: number;
+  /**
+   * Whether containers on the instances (Docker bridge networking, build agents) need IMDS: the IMDSv2 hop
+   * limit is then 2 instead of 1, so a token reaches one network hop past the host.
+   * @default false
+   */
+  readonly containersNeedImds?: boolean;
   /** How long the termination lifecycle hook holds an instance for the agent's cleanup. @default Duration.minutes(10) */
   readonly terminationHookTimeout?: Duration;
   /** The Mountpoint release the agent installs. @default MOUNTPOINT_DEFAULT_VERSION */
@@ -152,6 +166,14 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
         );
       }
     });
+    if (props.scratch && props.scratch.fleetId !== props.fleetId) {
+      invalidProp(
+        this,
+        'scratch',
+        `${props.scratch.node.path} is for fleet "${props.scratch.fleetId}", this fleet is "${props.fleetId}"`,
+        "give both the same fleetId (the scratch IAM keys on it: the agent's requests would be denied at run time)",
+      );
+    }
     this.azIds = this.chooseZones(props, usesExpress);
     const architecture = architectureOf(this, props.instanceTypes ?? DEFAULT_INSTANCE_TYPES);
     this.validateCapacity(props);
@@ -194,18 +216,26 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
     iam.Grant.addToPrincipal({
       grantee: this.role,
       actions: ['s3:GetObject'],
-      resourceArns: [bundle.bucket.arnForObjects(bundle.s3ObjectKey)],
+      resourceArns: [bundle.asset.bucket.arnForObjects(bundle.asset.s3ObjectKey)],
     });
 
     const userData = ec2.UserData.forLinux();
-    userData.addCommands('set -euo pipefail', ...installNodeCommands());
+    userData.addCommands(
+      'set -euo pipefail',
+      ...retryFunctionCommands(),
+      ...installNodeCommands(),
+      ...(props.scratch ? installEfsUtilsCommands() : []),
+      // Mountpoint always exports OTLP metrics to the local CloudWatch agent (see the agent's tuning).
+      ...installCloudWatchAgentCommands(agentPaths({}).cloudWatchAgentConfigFile),
+    );
     userData.addS3DownloadCommand({
-      bucket: bundle.bucket,
-      bucketKey: bundle.s3ObjectKey,
+      bucket: bundle.asset.bucket,
+      bucketKey: bundle.asset.s3ObjectKey,
       localFile: AGENT_BUNDLE_PATH,
       region: Stack.of(this).region,
     });
     userData.addCommands(
+      ...verifyBundleCommands(AGENT_BUNDLE_PATH, bundle.sha256),
       ...launcherCommands(),
       ...writeFileCommand(DEFAULT_AGENT_CONFIG_PATH, this.agentConfigJson, '0644'),
       ...writeFileCommand(`/etc/systemd/system/${AGENT_UNIT_NAME}`, agentUnit(), '0644'),
@@ -224,7 +254,8 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
       securityGroup: this.securityGroup,
       httpEndpoint: true,
       httpTokens: ec2.LaunchTemplateHttpTokens.REQUIRED,
-      httpPutResponseHopLimit: props.httpPutResponseHopLimit ?? 2,
+      // 1 keeps IMDS credentials on the host: a container behind a bridge is one hop further away.
+      httpPutResponseHopLimit: props.containersNeedImds ? 2 : 1,
       blockDevices: [
         {
           deviceName: '/dev/xvda',
@@ -346,6 +377,15 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
 
   /** Exactly the mounted prefix: list under it, read its objects — and for read-write, write and delete them. */
   private grantMount(m: FleetMount): void {
+    const write = (m.access ?? 'read-only') === 'read-write';
+    if (m.bucket.encryptionKey) {
+      if (write) m.bucket.encryptionKey.grantEncryptDecrypt(this.role);
+      else m.bucket.encryptionKey.grantDecrypt(this.role);
+    }
+    if (DIRECTORY_BUCKET_NAME_PATTERN.test(m.bucket.bucketName)) {
+      this.grantDirectoryBucketMount(m.bucket, write);
+      return;
+    }
     const prefix = m.prefix ?? '';
     const objects = m.bucket.arnForObjects(`${prefix}*`);
     acknowledgeWildcardResource(
@@ -359,7 +399,6 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
       resourceArns: [m.bucket.bucketArn],
       conditions: prefix ? { StringLike: { 's3:prefix': [prefix, `${prefix}*`] } } : undefined,
     });
-    const write = (m.access ?? 'read-only') === 'read-write';
     iam.Grant.addToPrincipal({
       grantee: this.role,
       actions: write
@@ -367,18 +406,37 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
         : ['s3:GetObject'],
       resourceArns: [objects],
     });
-    if (m.bucket.encryptionKey) {
-      if (write) m.bucket.encryptionKey.grantEncryptDecrypt(this.role);
-      else m.bucket.encryptionKey.grantDecrypt(this.role);
-    }
+  }
+
+  /**
+   * A directory bucket (S3 Express One Zone) authorizes by session, not by object: `s3express:CreateSession` on
+   * the bucket, and a read-only mount may only open `ReadOnly` sessions. Sessions cover the whole bucket, so a
+   * prefix cannot narrow the grant.
+   */
+  private grantDirectoryBucketMount(bucket: s3.IBucket, write: boolean): void {
+    iam.Grant.addToPrincipal({
+      grantee: this.role,
+      actions: ['s3express:CreateSession'],
+      resourceArns: [
+        Stack.of(this).formatArn({
+          service: 's3express',
+          account: bucket.env.account,
+          resource: 'bucket',
+          resourceName: bucket.bucketName,
+        }),
+      ],
+      conditions: write ? undefined : { StringEquals: { 's3express:SessionMode': 'ReadOnly' } },
+    });
   }
 
   /** Tuning (instance type facts) and the termination hook of this fleet's group only. */
   private grantAgentBasics(): void {
+    // arn:aws:autoscaling:R:A:autoScalingGroup:<uuid>:autoScalingGroupName/<name> — colons after the type.
     const asgArns = Stack.of(this).formatArn({
       service: 'autoscaling',
       resource: 'autoScalingGroup',
       resourceName: '*:autoScalingGroupName/*',
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
     });
     acknowledgeWildcardResource(
       this.role,
@@ -388,7 +446,7 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
     acknowledgeWildcardResource(
       this.role,
       asgArns,
-      "Group ARNs carry a generated UUID; CompleteLifecycleAction is limited by the autoscaling:ResourceTag/mountfleet:fleet condition to this fleet's group.",
+      "Group ARNs carry a generated UUID; CompleteLifecycleAction and RecordLifecycleActionHeartbeat evaluate autoscaling:ResourceTag on the group (Service Authorization Reference), which limits them to this fleet's group.",
     );
     this.role.addToPolicy(
       new iam.PolicyStatement({
@@ -407,7 +465,8 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
     );
   }
 
-  private agentBundle(): s3assets.Asset {
+  /** The agent bundle as an asset, and its sha256, which user data checks before running it. */
+  private agentBundle(): { asset: s3assets.Asset; sha256: string } {
     const path = join(packageRoot(), 'dist', 'agent', 'mountfleet.js');
     if (!existsSync(path)) {
       invalidProp(
@@ -417,7 +476,10 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
         'run `node scripts/bundle.mjs` (npm run build does)',
       );
     }
-    return new s3assets.Asset(this, 'AgentBundle', { path });
+    return {
+      asset: new s3assets.Asset(this, 'AgentBundle', { path }),
+      sha256: createHash('sha256').update(readFileSync(path)).digest('hex'),
+    };
   }
 
   private agentConfig(
@@ -437,6 +499,8 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
         access: m.access ?? 'read-only',
         dataset: m.dataset ?? 'mutable',
         cache: m.cache ?? defaultCache,
+        // Mountpoint refuses a bucket of another owner (a deleted name re-created elsewhere); a token resolves at deploy.
+        expectedBucketOwner: m.bucket.env.account,
       })),
       lifecycleHook: { name: this.terminationHookName },
       mountpoint: { version: props.mountpointVersion ?? MOUNTPOINT_DEFAULT_VERSION },

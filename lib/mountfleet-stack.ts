@@ -1,5 +1,6 @@
 import { CfnOutput, Duration, Size, Stack, type StackProps } from 'aws-cdk-lib';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import type { ResolvedStackConfig } from './app-config';
 import { ComputeFleet } from './compute-fleet';
@@ -77,9 +78,12 @@ export class MountfleetStack extends Stack {
       onDemandBaseCapacity: f.onDemandBaseCapacity,
       onDemandPercentageAboveBaseCapacity: f.onDemandPercentageAboveBaseCapacity,
       rootVolumeSize: f.rootVolumeGiB === undefined ? undefined : Size.gibibytes(f.rootVolumeGiB),
-      mounts: (f.mounts ?? []).map((m, i) => ({
+      mounts: (f.mounts ?? []).map(({ bucketOwner, ...m }, i) => ({
         ...m,
-        bucket: s3.Bucket.fromBucketName(this, `MountBucket${i}`, m.bucket),
+        bucket: s3.Bucket.fromBucketAttributes(this, `MountBucket${i}`, {
+          bucketName: m.bucket,
+          account: bucketOwner,
+        }),
       })),
     });
 
@@ -94,6 +98,9 @@ export class MountfleetStack extends Stack {
       maxDeletionsPerRun: r.maxDeletionsPerRun,
       deletionAlarmThreshold: r.deletionAlarmThreshold,
       alarms: config.monitoring.alarms,
+      alarmTopic: config.monitoring.alarmTopicArn
+        ? sns.Topic.fromTopicArn(this, 'AlarmTopic', config.monitoring.alarmTopicArn)
+        : undefined,
     });
 
     if (config.monitoring.dashboard) {

@@ -2,11 +2,13 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Duration, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import * as z from 'zod/mini';
@@ -83,6 +85,8 @@ export interface OrphanReaperProps {
   readonly alarms?: boolean;
   /** Deletions per schedule interval above which the deletion alarm fires. @default 20 */
   readonly deletionAlarmThreshold?: number;
+  /** An SNS topic every alarm notifies when it goes into ALARM. @default - no alarm actions */
+  readonly alarmTopic?: sns.ITopic;
 }
 
 /**
@@ -95,7 +99,7 @@ export interface OrphanReaperProps {
 export class OrphanReaper extends Construct {
   readonly fleetId: string;
   readonly function: lambda.Function;
-  /** Failed asynchronous invocations (after retries) land here. */
+  /** Failed asynchronous invocations and event deliveries (after retries) land here. */
   readonly deadLetterQueue: sqs.Queue;
   readonly logGroup: logs.LogGroup;
   /** The alarms (empty when `alarms` is false). */
@@ -129,6 +133,14 @@ export class OrphanReaper extends Construct {
       maxDeletionsPerRun: props.maxDeletionsPerRun ?? REAPER_DEFAULTS.maxDeletionsPerRun,
       deadlineMarginSeconds: deadlineMargin.toSeconds(),
     });
+    if (props.alarmTopic && props.alarms === false) {
+      invalidProp(
+        this,
+        'alarmTopic',
+        'is given but alarms is false',
+        'turn alarms on or leave the topic out',
+      );
+    }
     const scheduleInterval = props.scheduleInterval ?? Duration.minutes(15);
     const intervalSeconds = scheduleInterval.toSeconds();
     if (intervalSeconds % 60 !== 0 || intervalSeconds < 60 || intervalSeconds > 86_400) {
@@ -175,6 +187,10 @@ export class OrphanReaper extends Construct {
       logGroup: this.logGroup,
       deadLetterQueue: this.deadLetterQueue,
       retryAttempts: 2,
+      // One run at a time: two concurrent runs would count the same file systems twice against
+      // maxDeletionsPerRun and race on the two-phase marks. Events that arrive meanwhile wait in Lambda's
+      // asynchronous queue (throttled async invocations are retried), they are not lost.
+      reservedConcurrentExecutions: 1,
       // Every setting from the schema's list of sources, so no variable the Lambda reads is left out.
       environment: Object.fromEntries(
         Object.entries(settings).map(([name, value]) => [
@@ -191,9 +207,11 @@ export class OrphanReaper extends Construct {
     const policy = role.node.findChild('DefaultPolicy').node.defaultChild as iam.CfnPolicy;
     (this.function.node.defaultChild as lambda.CfnFunction).addOverride('DependsOn', [policy.logicalId]);
 
+    // An event EventBridge cannot deliver (after its retries) goes to the same dead-letter queue.
     const target = new targets.LambdaFunction(this.function, {
       retryAttempts: 2,
       maxEventAge: Duration.hours(1),
+      deadLetterQueue: this.deadLetterQueue,
     });
     new events.Rule(this, 'Schedule', {
       description: `mountfleet ${props.fleetId}: scheduled orphan scan`,
@@ -241,6 +259,10 @@ export class OrphanReaper extends Construct {
             treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
           }),
       );
+      if (props.alarmTopic) {
+        const action = new cloudwatchActions.SnsAction(props.alarmTopic);
+        this.alarms.forEach((alarm) => alarm.addAlarmAction(action));
+      }
     }
 
     acknowledge(

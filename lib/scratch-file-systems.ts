@@ -132,7 +132,7 @@ export class ScratchFileSystems extends Construct implements ec2.IConnectable {
     acknowledgeWildcardResource(
       grantee.grantPrincipal,
       networkInterfaces,
-      "Mount-target network interfaces are created by EFS at run time; the ec2:Subnet condition limits them to the fleet's mount-target subnets.",
+      "Mount-target network interfaces are created by EFS at run time with unknown ids: creation is bounded by the fleet's mount-target subnet and security-group ARNs (resources of the same statement), deletion by the ec2:Subnet condition.",
     );
     const allow = (
       actions: string[],
@@ -188,16 +188,14 @@ export class ScratchFileSystems extends Construct implements ec2.IConnectable {
           ['*'],
         ),
       )
-      // CreateMountTarget/DeleteMountTarget act on the mount target's network interface as the caller.
-      .combine(
-        allow(['ec2:CreateNetworkInterface', 'ec2:DeleteNetworkInterface'], [networkInterfaces], {
-          ArnEquals: { 'ec2:Subnet': this.subnetArns() },
-        }),
-      )
+      // CreateMountTarget creates the mount target's network interface as the caller. CreateNetworkInterface
+      // authorizes three resources: the new interface (which has no subnet yet to condition on — only request
+      // tags, and EFS sets none), the subnet and the security group. The subnet and group ARNs are the scope.
       .combine(
         allow(
           ['ec2:CreateNetworkInterface'],
           [
+            networkInterfaces,
             ...this.subnetArns(),
             stack.formatArn({
               service: 'ec2',
@@ -206,6 +204,13 @@ export class ScratchFileSystems extends Construct implements ec2.IConnectable {
             }),
           ],
         ),
+      )
+      // DeleteMountTarget deletes that interface as the caller; an existing interface has a subnet, which
+      // DeleteNetworkInterface evaluates as ec2:Subnet.
+      .combine(
+        allow(['ec2:DeleteNetworkInterface'], [networkInterfaces], {
+          ArnEquals: { 'ec2:Subnet': this.subnetArns() },
+        }),
       )
       // The first EFS file system of an account creates the EFS service-linked role.
       .combine(

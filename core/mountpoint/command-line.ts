@@ -11,6 +11,7 @@ export interface MountpointOptions {
   readonly mountPoint: string;
   readonly prefix?: string;
   readonly region?: string;
+  readonly expectedBucketOwner?: string;
   readonly readOnly?: boolean;
   readonly allowDelete?: boolean;
   readonly allowOverwrite?: boolean;
@@ -32,6 +33,7 @@ export interface MountpointOptions {
 export const FLAG_FIRST_VERSION = {
   '--prefix': '1.0.0',
   '--region': '1.0.0',
+  '--expected-bucket-owner': '1.0.0',
   '--read-only': '1.0.0',
   '--allow-delete': '1.0.0',
   '--allow-overwrite': '1.4.0',
@@ -77,6 +79,7 @@ export function renderCommandLine(o: MountpointOptions, version: string): Render
   };
   if (o.foreground) add('--foreground');
   if (o.region) add('--region', o.region);
+  if (o.expectedBucketOwner) add('--expected-bucket-owner', o.expectedBucketOwner);
   if (o.prefix) add('--prefix', o.prefix);
   if (o.readOnly) add('--read-only');
   if (o.allowOverwrite) add('--allow-overwrite');

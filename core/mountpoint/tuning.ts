@@ -292,6 +292,7 @@ export function planMounts(input: TuningInput): TuningPlan {
     const base = {
       bucket: mount.bucket,
       region: config.region,
+      ...(mount.expectedBucketOwner ? { expectedBucketOwner: mount.expectedBucketOwner } : {}),
       ...(mount.prefix ? { prefix: mount.prefix } : {}),
       readOnly,
       allowOverwrite: !readOnly && mutable,

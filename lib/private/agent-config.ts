@@ -15,6 +15,7 @@ function standIn(path: readonly (string | number)[]): string {
   if (key === 'securityGroupId') return 'sg-0000000000000000';
   if (key === 'bucket') return 'stand-in-bucket';
   if (key === 'region') return 'us-east-1';
+  if (key === 'expectedBucketOwner') return '123456789012';
   if (key === 'prefix') return 'stand-in/';
   return 'stand-in';
 }

@@ -225,11 +225,11 @@ describe('ExpressCache', () => {
 });
 
 describe('ComputeFleet', () => {
-  test('launch template: IMDSv2 required, hop limit 2, encrypted gp3 root, Amazon Linux 2023', () => {
+  test('launch template: IMDSv2 required, hop limit 1, encrypted gp3 root, Amazon Linux 2023', () => {
     const t = fleetStack().template();
     t.hasResourceProperties('AWS::EC2::LaunchTemplate', {
       LaunchTemplateData: {
-        MetadataOptions: { HttpTokens: 'required', HttpPutResponseHopLimit: 2, HttpEndpoint: 'enabled' },
+        MetadataOptions: { HttpTokens: 'required', HttpPutResponseHopLimit: 1, HttpEndpoint: 'enabled' },
         BlockDeviceMappings: [
           {
             DeviceName: '/dev/xvda',

@@ -273,3 +273,20 @@ test('an older pinned Mountpoint gets no flag it does not have', async () => {
     { flag: '--otlp-export-interval', since: '1.21.0' },
   ]);
 });
+
+test('a mount with an expected bucket owner passes it to Mountpoint, a flag 1.24.0 accepts', async () => {
+  const config = parseAgentConfig({
+    version: 1,
+    fleetId: 'owned',
+    region: 'us-east-1',
+    mounts: [
+      { bucket: 'data', path: '/mnt/data', cache: 'local', expectedBucketOwner: '123456789012' },
+      { bucket: 'other', path: '/mnt/other', cache: 'local' },
+    ],
+  });
+  const report = await tuneForInstanceType({ instanceType: 'c6i.4xlarge', config });
+  expectValidFor1240(report);
+  const [owned, other] = report.plan.mounts.map((m) => m.processes[0].args);
+  expect(flagValue(owned, '--expected-bucket-owner')).toBe('123456789012');
+  expect(other).not.toContain('--expected-bucket-owner');
+});
