@@ -28,7 +28,13 @@ import {
   launcherCommands,
   writeFileCommand,
 } from './private/user-data';
-import { invalidProp, validateAzIds, validateFleetId } from './private/validation';
+import {
+  invalidProp,
+  validateAzIds,
+  validateFleetId,
+  validateMountPath,
+  validateMountPrefix,
+} from './private/validation';
 import type { ScratchFileSystems } from './scratch-file-systems';
 
 /** One S3 bucket (or prefix) the agent mounts with Mountpoint on every instance. */
@@ -128,6 +134,9 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
     // The cache's zones bound where the fleet runs, and every instance gets its zone's bucket in agent.json.
     const usesExpress = props.expressCache !== undefined;
     mounts.forEach((m, i) => {
+      validateMountPath(this, `mounts[${i}].path`, m.path);
+      // The prefix becomes the instance role's grant on `bucket/<prefix>*`.
+      validateMountPrefix(this, `mounts[${i}].prefix`, m.prefix ?? '');
       if ((m.cache ?? defaultCache).includes('express') && !props.expressCache) {
         invalidProp(
           this,

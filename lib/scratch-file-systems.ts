@@ -7,7 +7,7 @@ import type { AgentConfigInput } from '../core/config';
 import { SCRATCH_CREATE_TAG_KEYS, TAG_FLEET, TAG_OWNER_INSTANCE } from '../core/tags';
 import type { IFleetNetwork } from './fleet-network';
 import { acknowledgeWildcardResource } from './private/nag';
-import { invalidProp, validateFleetId } from './private/validation';
+import { invalidProp, validateFleetId, validateMountPath } from './private/validation';
 
 /** The NFS port of EFS mount targets (TLS mounts use it too, through stunnel). */
 export const NFS_PORT = 2049;
@@ -60,6 +60,7 @@ export class ScratchFileSystems extends Construct implements ec2.IConnectable {
     this.subnets = { ...props.network.subnets };
     this.encryptionKey = props.encryptionKey;
     this.mountPath = props.mountPath ?? '/mnt/scratch';
+    validateMountPath(this, 'mountPath', this.mountPath);
     this.teardownGrace = props.teardownGrace ?? Duration.seconds(20);
     this.securityGroup =
       props.securityGroup ??
