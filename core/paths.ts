@@ -62,7 +62,7 @@ export function withoutTrailingSlash(path: string): string {
 export function checkMountPath(path: string): string | undefined {
   if (typeof path !== 'string' || path === '') return 'must be an absolute path such as /mnt/data';
   if (path.length > MAX_PATH_LENGTH) return `must be at most ${MAX_PATH_LENGTH} characters long`;
-  if (!path.startsWith('/')) return `"${printable(path)}" must be an absolute path such as /mnt/data`;
+  if (!path.startsWith('/')) return `must be an absolute path such as /mnt/data, not "${printable(path)}"`;
   for (let i = 0; i < path.length; i++) {
     const code = path.charCodeAt(i);
     if (isControlCharacter(code)) {
@@ -72,9 +72,9 @@ export function checkMountPath(path: string): string | undefined {
   const trimmed = withoutTrailingSlash(path);
   const segments = trimmed === '/' ? [] : trimmed.slice(1).split('/');
   for (const segment of segments) {
-    if (segment === '') return `"${printable(path)}" must not contain empty segments ("//")`;
+    if (segment === '') return `must not contain empty segments ("//"): "${printable(path)}"`;
     if (segment === '.' || segment === '..') {
-      return `"${printable(path)}" must not contain "." or ".." segments: give the path it resolves to`;
+      return `must not contain "." or ".." segments (give the path they resolve to): "${printable(path)}"`;
     }
     if (segment.length > MAX_SEGMENT_LENGTH) {
       return `has a segment longer than ${MAX_SEGMENT_LENGTH} characters`;
@@ -102,12 +102,12 @@ export function checkMountPrefix(prefix: string): string | undefined {
   for (let i = 0; i < prefix.length; i++) {
     const c = prefix[i];
     if (c === '*' || c === '?') {
-      return `"${printable(prefix)}" must not contain "*" or "?" (they would be wildcards in the IAM grant): name the prefix itself, e.g. "datasets/imagenet/"`;
+      return `must not contain "*" or "?" (they would be wildcards in the IAM grant on the bucket): name the prefix itself, e.g. "datasets/imagenet/", not "${printable(prefix)}"`;
     }
     if (isControlCharacter(prefix.charCodeAt(i))) return 'must not contain control characters';
   }
   if (prefix.startsWith('/') || !prefix.endsWith('/')) {
-    return `"${printable(prefix)}" must be empty or end in "/" and not start with "/" (for example "datasets/imagenet/")`;
+    return `must be empty or end in "/" and not start with "/" (for example "datasets/imagenet/"), not "${printable(prefix)}"`;
   }
   return undefined;
 }

@@ -1,9 +1,9 @@
 /** `mountfleet down`: asks the running agent to unmount everything and waits until it has. */
+import { parseWholeNumber } from '../args';
 import type { RegisterCommand } from '../cli';
 import { systemClock } from '../../core/clock';
 import { agentPaths } from '../../core/mountpoint/paths';
 import { processAlive, readState } from '../../core/mountpoint/state';
-import { parseWholeNumber, UnitError } from '../../core/plan/units';
 
 export const register: RegisterCommand = (program, ctx) => {
   program
@@ -11,15 +11,7 @@ export const register: RegisterCommand = (program, ctx) => {
     .description('stop the mounts cleanly (signals the running agent and waits for it)')
     .option('--timeout <seconds>', 'how long to wait', '60')
     .action(async (opts: { timeout: string }) => {
-      let timeoutSeconds: number;
-      try {
-        timeoutSeconds = parseWholeNumber('--timeout', opts.timeout, { min: 1 });
-      } catch (err) {
-        if (!(err instanceof UnitError)) throw err;
-        process.stderr.write(`mountfleet down: ${err.message}\n`);
-        ctx.exitCode = 2;
-        return;
-      }
+      const timeoutSeconds = parseWholeNumber('--timeout', opts.timeout, { min: 1, max: 3600 });
       const state = readState(agentPaths().runDir);
       if (!state || !processAlive(state.pid)) {
         process.stderr.write('agent not running: nothing to stop\n');

@@ -1,10 +1,10 @@
 /** `mountfleet tune --instance-type T [--json]`: the Mountpoint settings the agent would choose, and why. */
 import { existsSync } from 'node:fs';
+import { parseWholeNumber } from '../args';
 import type { RegisterCommand } from '../cli';
 import { ec2Client } from '../../core/aws';
 import { DEFAULT_AGENT_CONFIG_PATH, loadAgentConfig } from '../../core/config';
 import { formatTuneReport, tuneForInstanceType } from '../../core/mountpoint/tune-report';
-import { parseWholeNumber, UnitError } from '../../core/plan/units';
 
 interface TuneOptions {
   instanceType: string;
@@ -16,7 +16,10 @@ interface TuneOptions {
   json?: boolean;
 }
 
-export const register: RegisterCommand = (program, ctx) => {
+/** Largest root volume EBS allows (64 TiB), in GiB. */
+const MAX_ROOT_FREE_GIB = 65536;
+
+export const register: RegisterCommand = (program) => {
   program
     .command('tune')
     .description(
@@ -36,15 +39,10 @@ export const register: RegisterCommand = (program, ctx) => {
     .option('--offline', 'use the built-in instance table instead of ec2:DescribeInstanceTypes')
     .option('--json', 'one JSON document on stdout')
     .action(async (opts: TuneOptions) => {
-      let rootFreeGiB: number;
-      try {
-        rootFreeGiB = parseWholeNumber('--root-free-gib', opts.rootFreeGib, { min: 0 });
-      } catch (err) {
-        if (!(err instanceof UnitError)) throw err;
-        process.stderr.write(`mountfleet tune: ${err.message}\n`);
-        ctx.exitCode = 2;
-        return;
-      }
+      const rootFreeGiB = parseWholeNumber('--root-free-gib', opts.rootFreeGib, {
+        min: 0,
+        max: MAX_ROOT_FREE_GIB,
+      });
       const configPath = opts.config ?? process.env.MOUNTFLEET_CONFIG ?? DEFAULT_AGENT_CONFIG_PATH;
       const report = await tuneForInstanceType({
         instanceType: opts.instanceType,
