@@ -8,7 +8,8 @@ import { MountfleetStack } from '../lib/mountfleet-stack';
 
 // CloudFormation checks run where they cost nothing at synth: cfn-lint on every template in the test command
 // (scripts/test.sh), and cdk-nag below. The built-in validator would add ~4 s of CPU to every synth.
-const app = new App({ builtinCloudFormationValidation: false });
+// No autoSynth: after a config error the app writes nothing (it would otherwise leave an empty assembly).
+const app = new App({ builtinCloudFormationValidation: false, autoSynth: false });
 let configs: ResolvedStackConfig[] | undefined;
 try {
   configs = loadAppConfig(app.node);

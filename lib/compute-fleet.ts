@@ -41,9 +41,9 @@ import type { ScratchFileSystems } from './scratch-file-systems';
 export interface FleetMount {
   /** The bucket to mount. */
   readonly bucket: s3.IBucket;
-  /** Key prefix to mount, ending in `/`. @default '' (the whole bucket; read-only mounts only) */
+  /** Key prefix to mount, ending in `/`, without `*` or `?`. @default '' (the whole bucket; read-only mounts only) */
   readonly prefix?: string;
-  /** Absolute mount path on the instance, e.g. `/mnt/datasets`. */
+  /** Absolute mount path on the instance, e.g. `/mnt/datasets` (not a system directory; see the README's path rules). */
   readonly path: string;
   /** `read-only`, or `read-write` (needs a prefix; the role may then write and delete under it). @default 'read-only' */
   readonly access?: 'read-only' | 'read-write';

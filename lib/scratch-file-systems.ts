@@ -25,7 +25,7 @@ export interface ScratchFileSystemsProps {
   readonly securityGroup?: ec2.ISecurityGroup;
   /** A KMS key for the file systems. @default - the AWS managed key `aws/elasticfilesystem` */
   readonly encryptionKey?: kms.IKey;
-  /** Where `mountfleet scratch run` mounts when no `--path` is given. @default '/mnt/scratch' */
+  /** Where `mountfleet scratch run` mounts when no `--path` is given (see the README's path rules). @default '/mnt/scratch' */
   readonly mountPath?: string;
   /** How long a job gets after SIGTERM before the agent unmounts lazily. @default Duration.seconds(20) */
   readonly teardownGrace?: Duration;
