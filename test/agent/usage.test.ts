@@ -98,6 +98,29 @@ describe('usage errors exit 2 with one line naming the problem', () => {
     expect(r.stderr).toContain('mounts.0.path: must not contain empty segments');
   });
 
+  it.each([
+    [
+      { input: { size: '30GiB', duration: '0s' }, steps: [{ name: 'a', read: '1' }], runTime: '1h' },
+      'input.duration: must be more than 0',
+    ],
+    [
+      { input: { size: '30GiB' }, steps: [{ name: 'a', read: '1' }], runTime: '0' },
+      'runTime: must be more than 0',
+    ],
+  ])('plan --workload with a zero: %j', async (workload, message) => {
+    const file = join(mkdtempSync(join(tmpdir(), 'mf-usage-')), 'workload.json');
+    writeFileSync(file, JSON.stringify(workload));
+    const r = await mountfleet('plan', '--workload', file);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${file}: ${message}`);
+  });
+
+  it('plan --workload names a missing file', async () => {
+    const r = await mountfleet('plan', '--workload', '/nonexistent/workload.json');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('cannot read workload file /nonexistent/workload.json');
+  });
+
   it('help and version still exit 0', async () => {
     expect((await mountfleet('--version')).code).toBe(0);
     expect((await mountfleet('tune', '--help')).code).toBe(0);
