@@ -125,13 +125,13 @@ describe('bundled app config', () => {
       env: {
         ...process.env,
         CDK_OUTDIR: out,
-        CDK_CONTEXT_JSON: JSON.stringify({ mountfleet: { scratch: { mountPath: '/etc' } } }),
+        CDK_CONTEXT_JSON: JSON.stringify({ mountfleet: { fleetId: 'Bad_Id' } }),
       },
     });
     expect(r.status).toBe(1);
     expect(r.stderr).toBe(
       'invalid mountfleet config (context "mountfleet"):\n' +
-        '  scratch.mountPath: "/etc" is in the system directory /etc: mount in a directory of its own such as /mnt/data\n',
+        '  fleetId: must be 1-32 lower-case letters, digits and hyphens\n',
     );
     expect(readdirSync(out)).toEqual([]);
   });
