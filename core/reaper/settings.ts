@@ -27,11 +27,13 @@ const wholeNumber = (min: number, max: number, fallback: number) =>
       z.transform((value: unknown) =>
         typeof value === 'string' ? (wholeNumberFromText(value) ?? value) : value,
       ),
-      z.number({ error: `must be a whole number written in digits, e.g. ${fallback}` }).check(
-        z.refine((n) => Number.isInteger(n), 'must be a whole number'),
-        z.minimum(min, `must be at least ${min}`),
-        z.maximum(max, `must be at most ${max}`),
-      ),
+      z
+        .number({ error: `must be a whole number from ${min} to ${max} written in digits, e.g. ${fallback}` })
+        .check(
+          z.refine((n) => Number.isInteger(n), 'must be a whole number'),
+          z.minimum(min, `must be at least ${min}`),
+          z.maximum(max, `must be at most ${max}`),
+        ),
     ),
     fallback,
   );

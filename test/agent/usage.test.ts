@@ -51,7 +51,10 @@ describe('usage errors exit 2 with one line naming the problem', () => {
     ],
     [['down', '--timeout', '-1'], '--timeout "-1"'],
     [['down', '--timeout', '2.5'], '--timeout "2.5"'],
-    [['reap', '--fleet', 'train', '--grace-minutes', ''], '--grace-minutes="": must be a whole number'],
+    [
+      ['reap', '--fleet', 'train', '--grace-minutes', ''],
+      '--grace-minutes="": must be a whole number from 0 to 10080',
+    ],
     [['reap', '--fleet', 'train', '--max-deletions', '0x10'], '--max-deletions="0x10"'],
     [['reap', '--fleet', 'train', '--max-run-seconds', '0'], '--max-run-seconds "0"'],
     [

@@ -11,7 +11,7 @@ test.each([' ', '0x10', '1e1', '-5', '+5', '2.5', '45 ', 'forty'])(
   'refuses MOUNTFLEET_GRACE_MINUTES=%j, naming the variable',
   (value) => {
     expect(() => reaperSettingsFromEnv(env({ MOUNTFLEET_GRACE_MINUTES: value }))).toThrow(
-      `MOUNTFLEET_GRACE_MINUTES=${JSON.stringify(value)}: must be a whole number written in digits`,
+      `MOUNTFLEET_GRACE_MINUTES=${JSON.stringify(value)}: must be a whole number from 0 to 10080 written in digits`,
     );
   },
 );
@@ -23,6 +23,6 @@ test('reads digits, and an unset or empty variable takes the default', () => {
 
 test('a blank flag is refused rather than read as 0', () => {
   expect(() => reaperSettingsFromFlags({ fleetId: 'train', graceMinutes: '' })).toThrow(
-    '--grace-minutes="": must be a whole number written in digits',
+    '--grace-minutes="": must be a whole number from 0 to 10080 written in digits',
   );
 });
