@@ -93,7 +93,7 @@ describe('usage errors exit 2 with one line naming the problem', () => {
   });
 
   it('tune refuses a path that made the old pattern backtrack, in milliseconds', async () => {
-    const config = agentJson(`/${'a'.repeat(25)}//`);
+    const config = agentJson(`/${'a'.repeat(28)}//`);
     const started = Date.now();
     const r = await mountfleet('tune', '--instance-type', 'm6i.large', '--offline', '--config', config);
     expect(Date.now() - started).toBeLessThan(500);
