@@ -6,6 +6,7 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../core/config';
 import { VERSION } from '../core/version';
+import { EXIT_USAGE, UsageError } from './args';
 import { register as registerBench } from './commands/bench';
 import { register as registerDown } from './commands/down';
 import { register as registerPlan } from './commands/plan';
@@ -52,17 +53,32 @@ export function buildProgram(ctx: CliContext): Command {
   return program;
 }
 
-/** Parses argv and runs the chosen command; resolves to the process exit code. */
+/** `mountfleet scratch run`: the command as typed, for messages. */
+function commandPath(command: Command): string {
+  return command.parent ? `${commandPath(command.parent)} ${command.name()}` : command.name();
+}
+
+/**
+ * Parses argv and runs the chosen command; resolves to the process exit code: 0 success (or --help,
+ * --version), 1 a runtime failure, 2 a usage error — commander's own (unknown flag, missing option or
+ * argument, bad choice) or a command's UsageError or ConfigError, printed as one line.
+ */
 export async function run(argv: string[]): Promise<number> {
   const ctx: CliContext = { exitCode: 0 };
+  const program = buildProgram(ctx);
+  let active = program.name();
+  program.hook('preAction', (_program, command) => {
+    active = commandPath(command);
+  });
   try {
-    await buildProgram(ctx).parseAsync(argv);
+    await program.parseAsync(argv);
     return ctx.exitCode;
   } catch (err) {
-    if (err instanceof CommanderError) return err.exitCode;
-    if (err instanceof ConfigError) {
-      process.stderr.write(`mountfleet: ${err.message}\n`);
-      return 2;
+    // Commander has printed its message; it exits 1 for usage errors, which mean 2 here.
+    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : EXIT_USAGE;
+    if (err instanceof UsageError || err instanceof ConfigError) {
+      process.stderr.write(`${active}: ${err.message}\n`);
+      return EXIT_USAGE;
     }
     throw err;
   }

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { checkMountPath, checkMountPrefix, withoutTrailingSlash } from './paths';
 import { FLEET_ID_PATTERN } from './tags';
 
 export const AGENT_CONFIG_VERSION = 1;
@@ -29,22 +30,19 @@ export const DIRECTORY_BUCKET_NAME_PATTERN = /^[a-z0-9][a-z0-9-]*--[a-z]{2,4}[0-
 export const CACHE_POLICIES = ['none', 'metadata', 'local', 'express', 'local+express'] as const;
 export type CachePolicy = (typeof CACHE_POLICIES)[number];
 
-const absolutePath = z
-  .string()
-  .regex(/^\/(?:[^/\0]+\/?)*$/, 'must be an absolute path such as /mnt/data')
-  .refine((p) => !p.split('/').includes('..'), 'must not contain ".."');
+/** A string checked by one of the core/paths.ts rules; the issue is the problem the rule names. */
+export const checkedString = (check: (value: string) => string | undefined) =>
+  z.string().superRefine((value, ctx) => {
+    const problem = check(value);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
+const mountPath = checkedString(checkMountPath);
 
 export const mountSchema = z
   .object({
     bucket: z.string().regex(BUCKET_NAME_PATTERN, 'must be an S3 bucket name (3-63 lower-case characters)'),
-    prefix: z
-      .string()
-      .regex(
-        /^(?:[^/].*\/)?$/,
-        'must be empty or end in "/" and not start with "/" (for example "datasets/imagenet/")',
-      )
-      .default(''),
-    path: absolutePath,
+    prefix: checkedString(checkMountPrefix).default(''),
+    path: mountPath,
     access: z.enum(['read-only', 'read-write']).default('read-only'),
     dataset: z.enum(['immutable', 'mutable']).default('mutable'),
     cache: z.enum(CACHE_POLICIES).default('local+express'),
@@ -92,7 +90,7 @@ export const agentConfigSchema = z
           z.string().regex(/^subnet-[0-9a-f]+$/, 'must be a subnet id such as subnet-0123abcd'),
         ),
         /** Where `scratch run` mounts when `--path` is not given. */
-        path: absolutePath.default('/mnt/scratch'),
+        path: mountPath.default('/mnt/scratch'),
         /** Seconds CMD gets after SIGTERM before a lazy unmount. */
         teardownGraceSeconds: z.number().int().min(0).max(600).default(20),
         /** KMS key for the file systems; the AWS managed key when unset. */
@@ -125,7 +123,7 @@ export const agentConfigSchema = z
   })
   .strict()
   .superRefine((cfg, ctx) => {
-    const paths = cfg.mounts.map((m) => m.path.replace(/\/+$/, ''));
+    const paths = cfg.mounts.map((m) => withoutTrailingSlash(m.path));
     paths.forEach((p, i) => {
       paths.forEach((q, j) => {
         if (i < j && (p === q || p.startsWith(q + '/') || q.startsWith(p + '/'))) {

@@ -9,9 +9,11 @@ import {
   AZ_ID_PATTERN,
   BUCKET_NAME_PATTERN,
   CACHE_POLICIES,
+  checkedString,
   formatIssues,
   readJsonFile,
 } from '../core/config';
+import { checkMountPath, checkMountPrefix } from '../core/paths';
 import { FLEET_ID_PATTERN } from '../core/tags';
 import { REAPER_SETTING_RANGES, type ReaperNumericSetting } from '../core/reaper/settings';
 
@@ -30,8 +32,8 @@ const reaperSetting = (name: ReaperNumericSetting) =>
 const mount = z
   .object({
     bucket: z.string().regex(BUCKET_NAME_PATTERN, 'must be an S3 bucket name'),
-    prefix: z.string().optional(),
-    path: z.string(),
+    prefix: checkedString(checkMountPrefix).optional(),
+    path: checkedString(checkMountPath),
     access: z.enum(['read-only', 'read-write']).optional(),
     dataset: z.enum(['immutable', 'mutable']).optional(),
     cache: z.enum(CACHE_POLICIES).optional(),
@@ -82,7 +84,7 @@ const sections = {
   scratch: z
     .object({
       enabled: z.boolean().optional(),
-      mountPath: z.string().optional(),
+      mountPath: checkedString(checkMountPath).optional(),
       teardownGraceSeconds: z.number().int().min(0).max(600).optional(),
     })
     .strict(),
@@ -144,8 +146,16 @@ export class AppConfigError extends Error {
   override readonly name = 'AppConfigError';
 }
 
-/** Validates a config value and resolves it into one stack config per environment. */
+/**
+ * Validates a config value and resolves it into one stack config per environment. Only an absent config
+ * (undefined) means the defaults: `null` or any other non-object is a mistake, not a request for them.
+ */
 export function resolveAppConfig(value: unknown, source: string): ResolvedStackConfig[] {
+  if (value !== undefined && (value === null || typeof value !== 'object' || Array.isArray(value))) {
+    throw new AppConfigError(
+      `invalid mountfleet config ${source}:\n  (root): must be a JSON object such as {"fleetId": "training"}, not ${JSON.stringify(value)} — remove it to deploy the defaults`,
+    );
+  }
   const parsed = appConfigSchema.safeParse(value ?? {});
   if (!parsed.success) {
     throw new AppConfigError(formatIssues(parsed.error, `invalid mountfleet config ${source}`));

@@ -42,7 +42,13 @@ import {
   verifyBundleCommands,
   writeFileCommand,
 } from './private/user-data';
-import { invalidProp, validateAzIds, validateFleetId } from './private/validation';
+import {
+  invalidProp,
+  validateAzIds,
+  validateFleetId,
+  validateMountPath,
+  validateMountPrefix,
+} from './private/validation';
 import type { ScratchFileSystems } from './scratch-file-systems';
 
 /** One S3 bucket (or prefix) the agent mounts with Mountpoint on every instance. */
@@ -52,9 +58,9 @@ export interface FleetMount {
    * owner Mountpoint expects (`--expected-bucket-owner`); a directory bucket (`…--x-s3`) is granted by session.
    */
   readonly bucket: s3.IBucket;
-  /** Key prefix to mount, ending in `/`. @default '' (the whole bucket; read-only mounts only) */
+  /** Key prefix to mount, ending in `/`, without `*` or `?`. @default '' (the whole bucket; read-only mounts only) */
   readonly prefix?: string;
-  /** Absolute mount path on the instance, e.g. `/mnt/datasets`. */
+  /** Absolute mount path on the instance, e.g. `/mnt/datasets` (not a system directory; see the README's path rules). */
   readonly path: string;
   /** `read-only`, or `read-write` (needs a prefix; the role may then write and delete under it). @default 'read-only' */
   readonly access?: 'read-only' | 'read-write';
@@ -157,6 +163,9 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
     // The cache's zones bound where the fleet runs, and every instance gets its zone's bucket in agent.json.
     const usesExpress = props.expressCache !== undefined;
     mounts.forEach((m, i) => {
+      validateMountPath(this, `mounts[${i}].path`, m.path);
+      // The prefix becomes the instance role's grant on `bucket/<prefix>*`.
+      validateMountPrefix(this, `mounts[${i}].prefix`, m.prefix ?? '');
       if ((m.cache ?? defaultCache).includes('express') && !props.expressCache) {
         invalidProp(
           this,

@@ -7,7 +7,7 @@ import type { AgentConfigInput } from '../core/config';
 import { SCRATCH_CREATE_TAG_KEYS, TAG_FLEET, TAG_OWNER_INSTANCE } from '../core/tags';
 import type { IFleetNetwork } from './fleet-network';
 import { acknowledgeWildcardResource } from './private/nag';
-import { invalidProp, validateFleetId } from './private/validation';
+import { invalidProp, validateFleetId, validateMountPath } from './private/validation';
 
 /** The NFS port of EFS mount targets (TLS mounts use it too, through stunnel). */
 export const NFS_PORT = 2049;
@@ -25,7 +25,7 @@ export interface ScratchFileSystemsProps {
   readonly securityGroup?: ec2.ISecurityGroup;
   /** A KMS key for the file systems. @default - the AWS managed key `aws/elasticfilesystem` */
   readonly encryptionKey?: kms.IKey;
-  /** Where `mountfleet scratch run` mounts when no `--path` is given. @default '/mnt/scratch' */
+  /** Where `mountfleet scratch run` mounts when no `--path` is given (see the README's path rules). @default '/mnt/scratch' */
   readonly mountPath?: string;
   /** How long a job gets after SIGTERM before the agent unmounts lazily. @default Duration.seconds(20) */
   readonly teardownGrace?: Duration;
@@ -60,6 +60,7 @@ export class ScratchFileSystems extends Construct implements ec2.IConnectable {
     this.subnets = { ...props.network.subnets };
     this.encryptionKey = props.encryptionKey;
     this.mountPath = props.mountPath ?? '/mnt/scratch';
+    validateMountPath(this, 'mountPath', this.mountPath);
     this.teardownGrace = props.teardownGrace ?? Duration.seconds(20);
     this.securityGroup =
       props.securityGroup ??

@@ -6,12 +6,13 @@
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parsePositive, parseWholeNumber, UsageError } from '../args';
 import { printJson, type RegisterCommand } from '../cli';
 import { latencyCsv, measureLatency, sizesUpTo, type LatencyTarget } from '../../core/bench/latency';
 import { benchRead } from '../../core/bench/read';
 import { benchS3Client } from '../../core/bench/s3-clients';
 import { formatSize, latencySvg } from '../../core/bench/svg';
-import { parseBytes, parseWholeNumber, UnitError } from '../../core/plan/units';
+import { parseBytes } from '../../core/plan/units';
 
 interface LatencyFlags {
   standardBucket?: string;
@@ -32,7 +33,7 @@ interface ReadFlags {
   json?: boolean;
 }
 
-export const register: RegisterCommand = (program, ctx) => {
+export const register: RegisterCommand = (program) => {
   const bench = program.command('bench').description('measure S3 request latency and mount read throughput');
 
   bench
@@ -52,26 +53,13 @@ export const register: RegisterCommand = (program, ctx) => {
     .option('--create-buckets', 'create the buckets first (for emulators and scratch accounts)')
     .option('--json', 'print the rows as one JSON document')
     .action(async (flags: LatencyFlags) => {
-      let sizes: number[];
-      let runs: number;
-      try {
-        sizes = sizesUpTo(parseBytes(flags.maxSize));
-        runs = parseWholeNumber('--runs', flags.runs, { min: 1 });
-      } catch (err) {
-        if (!(err instanceof UnitError)) throw err;
-        process.stderr.write(`mountfleet bench latency: ${err.message}\n`);
-        ctx.exitCode = 2;
-        return;
-      }
+      const sizes = sizesUpTo(parsePositive('--max-size', flags.maxSize, parseBytes));
+      const runs = parseWholeNumber('--runs', flags.runs, { min: 1, max: 10000 });
       const targets: LatencyTarget[] = [
         ...(flags.standardBucket ? [{ label: 'standard', bucket: flags.standardBucket }] : []),
         ...(flags.expressBucket ? [{ label: 'express', bucket: flags.expressBucket }] : []),
       ].map((t) => ({ ...t, client: benchS3Client(t.bucket) }));
-      if (targets.length === 0) {
-        process.stderr.write('mountfleet bench latency: give --standard-bucket and/or --express-bucket\n');
-        ctx.exitCode = 2;
-        return;
-      }
+      if (targets.length === 0) throw new UsageError('give --standard-bucket and/or --express-bucket');
       if (flags.createBuckets) {
         for (const t of targets) await t.client.send(new CreateBucketCommand({ Bucket: t.bucket }));
       }
@@ -112,19 +100,9 @@ export const register: RegisterCommand = (program, ctx) => {
     .option('--large-min-size <size>', 'files this large or larger are read sequentially', '8MiB')
     .option('--json', 'print the results as one JSON document')
     .action(async (flags: ReadFlags) => {
-      let concurrency: number;
-      let epochs: number;
-      let largeMinBytes: number;
-      try {
-        concurrency = parseWholeNumber('--concurrency', flags.concurrency, { min: 1 });
-        epochs = parseWholeNumber('--epochs', flags.epochs, { min: 1 });
-        largeMinBytes = parseBytes(flags.largeMinSize);
-      } catch (err) {
-        if (!(err instanceof UnitError)) throw err;
-        process.stderr.write(`mountfleet bench read: ${err.message}\n`);
-        ctx.exitCode = 2;
-        return;
-      }
+      const concurrency = parseWholeNumber('--concurrency', flags.concurrency, { min: 1, max: 1024 });
+      const epochs = parseWholeNumber('--epochs', flags.epochs, { min: 1, max: 1000 });
+      const largeMinBytes = parsePositive('--large-min-size', flags.largeMinSize, parseBytes);
       const results = await benchRead({
         path: flags.path,
         concurrency,

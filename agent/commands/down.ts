@@ -1,9 +1,15 @@
 /** `mountfleet down`: asks the running agent to unmount everything and waits until it has. */
+import { parseWholeNumber } from '../args';
 import type { RegisterCommand } from '../cli';
 import { systemClock } from '../../core/clock';
 import { agentPaths } from '../../core/mountpoint/paths';
-import { processAlive, readState } from '../../core/mountpoint/state';
-import { parseWholeNumber, UnitError } from '../../core/plan/units';
+import {
+  agentProcessStatus,
+  processAlive,
+  readState,
+  statePath,
+  StateFileError,
+} from '../../core/mountpoint/state';
 
 export const register: RegisterCommand = (program, ctx) => {
   program
@@ -11,18 +17,37 @@ export const register: RegisterCommand = (program, ctx) => {
     .description('stop the mounts cleanly (signals the running agent and waits for it)')
     .option('--timeout <seconds>', 'how long to wait', '60')
     .action(async (opts: { timeout: string }) => {
-      let timeoutSeconds: number;
+      const timeoutSeconds = parseWholeNumber('--timeout', opts.timeout, { min: 1, max: 3600 });
+      const runDir = agentPaths().runDir;
+      let state;
       try {
-        timeoutSeconds = parseWholeNumber('--timeout', opts.timeout, { min: 1 });
+        state = readState(runDir);
       } catch (err) {
-        if (!(err instanceof UnitError)) throw err;
+        if (!(err instanceof StateFileError)) throw err;
         process.stderr.write(`mountfleet down: ${err.message}\n`);
-        ctx.exitCode = 2;
+        ctx.exitCode = 1;
         return;
       }
-      const state = readState(agentPaths().runDir);
-      if (!state || !processAlive(state.pid)) {
+      const status = state ? agentProcessStatus(state) : 'gone';
+      if (!state || status === 'gone') {
         process.stderr.write('agent not running: nothing to stop\n');
+        return;
+      }
+      // Signalling a pid we cannot tie to the agent could stop an unrelated process that reused it.
+      if (status === 'reused') {
+        process.stderr.write(
+          `agent not running: pid ${state.pid} in ${statePath(runDir)} now belongs to another process ` +
+            '(the pid was reused): nothing signalled; the stale state file can be deleted\n',
+        );
+        return;
+      }
+      if (status === 'unverified') {
+        process.stderr.write(
+          `mountfleet down: pid ${state.pid} in ${statePath(runDir)} cannot be verified as the agent ` +
+            '(the state file has no start time): nothing signalled; stop the agent with `systemctl stop` ' +
+            'or by its pid after checking it\n',
+        );
+        ctx.exitCode = 1;
         return;
       }
       process.kill(state.pid, 'SIGTERM');

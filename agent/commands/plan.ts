@@ -3,6 +3,7 @@
  * versus EBS gp3. The model lives in core/plan; this file only reads flags and prints.
  */
 import { Option } from 'commander';
+import { parsePositive, UsageError } from '../args';
 import { printJson, type RegisterCommand } from '../cli';
 import { renderPlan } from '../../core/plan/format';
 import { computePlan } from '../../core/plan/model';
@@ -34,7 +35,7 @@ interface PlanOptions {
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
-export const register: RegisterCommand = (program, ctx) => {
+export const register: RegisterCommand = (program) => {
   program
     .command('plan')
     .description(
@@ -74,27 +75,36 @@ export const register: RegisterCommand = (program, ctx) => {
         const fromFile = opts.workload ? readWorkloadFile(opts.workload) : undefined;
         const input: InputSpec = {
           ...fromFile?.input,
-          ...(opts.inputSize ? { gib: parseBytes(opts.inputSize) / GIB } : {}),
-          ...(opts.duration ? { durationSeconds: parseDuration(opts.duration) } : {}),
-          ...(opts.bitrate ? { bitrateMbps: parseMbps(opts.bitrate) } : {}),
+          ...(opts.inputSize !== undefined
+            ? { gib: parsePositive('--input-size', opts.inputSize, parseBytes) / GIB }
+            : {}),
+          ...(opts.duration !== undefined
+            ? { durationSeconds: parsePositive('--duration', opts.duration, parseDuration) }
+            : {}),
+          ...(opts.bitrate !== undefined
+            ? { bitrateMbps: parsePositive('--bitrate', opts.bitrate, parseMbps) }
+            : {}),
         };
         const steps: Step[] = [
           ...(opts.preset ? PRESETS[opts.preset].steps : []),
           ...(fromFile?.steps ?? []),
           ...opts.step.map(parseStep),
         ];
-        const runSeconds = opts.runTime ? parseDuration(opts.runTime) : fromFile?.runSeconds;
+        const runSeconds =
+          opts.runTime !== undefined
+            ? parsePositive('--run-time', opts.runTime, parseDuration)
+            : fromFile?.runSeconds;
         if (runSeconds === undefined) throw new WorkloadError('give the run time (--run-time), e.g. 55m');
         const prices = resolvePrices({ region: opts.region, file: opts.prices, overrides: opts.price });
-        const atBitratesMbps = opts.atBitrate?.split(',').map((r) => parseMbps(r));
+        const atBitratesMbps = opts.atBitrate
+          ?.split(',')
+          .map((r) => parsePositive('--at-bitrate', r, parseMbps));
         const plan = computePlan({ input, steps, runSeconds }, prices, { atBitratesMbps });
         if (opts.json) printJson(plan);
         else process.stderr.write(renderPlan(plan));
       } catch (err) {
         if (err instanceof WorkloadError || err instanceof PriceError || err instanceof UnitError) {
-          process.stderr.write(`mountfleet plan: ${err.message}\n`);
-          ctx.exitCode = 2;
-          return;
+          throw new UsageError(err.message);
         }
         throw err;
       }

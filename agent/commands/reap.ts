@@ -6,9 +6,9 @@
  */
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { Command } from 'commander';
+import { parseWholeNumber, UsageError } from '../args';
 import { printJson, type RegisterCommand } from '../cli';
 import { cloudWatchClient, ec2Client, efsClient } from '../../core/aws';
-import { parseWholeNumber, UnitError } from '../../core/plan/units';
 import { reap, type ReaperClients } from '../../core/reaper/reaper';
 import { summarizeReport } from '../../core/reaper/report';
 import {
@@ -76,14 +76,12 @@ export const register: RegisterCommand = (program: Command, ctx) => {
           maxDeletionsPerRun: opts.maxDeletions,
           deadlineMarginSeconds: opts.deadlineMarginSeconds,
         });
-        if (opts.maxRunSeconds !== undefined) {
-          maxRunMs = parseWholeNumber('--max-run-seconds', opts.maxRunSeconds, { min: 1 }) * 1000;
-        }
       } catch (err) {
-        if (!(err instanceof ReaperSettingsError || err instanceof UnitError)) throw err;
-        process.stderr.write(`mountfleet reap: ${err.message}\n`);
-        ctx.exitCode = 2;
-        return;
+        if (err instanceof ReaperSettingsError) throw new UsageError(err.message);
+        throw err;
+      }
+      if (opts.maxRunSeconds !== undefined) {
+        maxRunMs = parseWholeNumber('--max-run-seconds', opts.maxRunSeconds, { min: 1, max: 86400 }) * 1000;
       }
       const endsAt = maxRunMs === undefined ? undefined : Date.now() + maxRunMs;
       // Built on the first owner lookup, as in the Lambda: runs that never look up owners need no EC2 client.

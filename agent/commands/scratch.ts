@@ -3,6 +3,7 @@
  * core/scratch; this file reads flags, IMDS and agent.json, wires signals, and prints.
  */
 import { Command, Option } from 'commander';
+import { EXIT_USAGE, parseWholeNumber, UsageError } from '../args';
 import { printJson, type RegisterCommand } from '../cli';
 import { ec2Client, efsClient } from '../../core/aws';
 import { readInstanceIdentity } from '../../core/imds';
@@ -13,11 +14,11 @@ import {
 } from '../../core/scratch/inventory';
 import { runScratchJob, MAX_SPOT_POLL_MS, type StopReason } from '../../core/scratch/lifecycle';
 import { generateJobId, jobIdProblem } from '../../core/scratch/naming';
-import { parseWholeNumber, UnitError } from '../../core/plan/units';
 import { burstCreditPreflight, parseBytes } from '../../core/scratch/preflight';
 import { terminationNoticeReader } from '../../core/termination-watch';
 import { registerScratchRun } from '../../core/scratch/registry';
 import { agentPaths } from '../../core/mountpoint/paths';
+import { checkMountPath } from '../../core/paths';
 import {
   loadOptionalAgentConfig,
   resolveFleetId,
@@ -46,21 +47,28 @@ interface OperatorOptions {
 
 const say = (line: string) => process.stderr.write(`mountfleet scratch: ${line}\n`);
 
-/** Exit status for a bad command line or settings (nothing was created). */
-const EXIT_USAGE = 2;
+/** Polling IMDS for a Spot notice faster than this only floods it: notices come two minutes ahead. */
+const MIN_SPOT_POLL_MS = 100;
+const MAX_TEARDOWN_GRACE_SECONDS = 600;
 
 async function run(command: string[], opts: RunOptions): Promise<number> {
   const jobId = opts.job ?? generateJobId();
   const problem = jobIdProblem(jobId);
   if (problem) throw new ScratchSettingsError(problem);
+  // Before IMDS and AWS: a bad path is a usage error whatever the instance.
+  const pathProblem = opts.path === undefined ? undefined : checkMountPath(opts.path);
+  if (pathProblem) throw new UsageError(`--path: ${pathProblem}`);
   const spotPollMs =
     opts.spotPollMs === undefined
       ? MAX_SPOT_POLL_MS
-      : parseWholeNumber('--spot-poll-ms', opts.spotPollMs, { min: 0 });
+      : parseWholeNumber('--spot-poll-ms', opts.spotPollMs, { min: MIN_SPOT_POLL_MS, max: MAX_SPOT_POLL_MS });
   const teardownGraceSeconds =
     opts.teardownGrace === undefined
       ? undefined
-      : parseWholeNumber('--teardown-grace', opts.teardownGrace, { min: 0 });
+      : parseWholeNumber('--teardown-grace', opts.teardownGrace, {
+          min: 0,
+          max: MAX_TEARDOWN_GRACE_SECONDS,
+        });
 
   if (opts.expectedIo !== undefined) {
     const verdict = burstCreditPreflight(parseBytes(opts.expectedIo), opts.strict ?? false);
@@ -202,8 +210,9 @@ async function remove(fileSystemId: string, opts: OperatorOptions): Promise<numb
       say(`deleted ${fileSystemId} (${outcome.mountTargetsDeleted} mount target(s) deleted first)`);
       return 0;
     case 'already-gone':
-      say(`${fileSystemId} does not exist (already deleted)`);
-      return 0;
+      // Nothing was deleted: a typo in the id must not look like success to a script.
+      say(`${fileSystemId} does not exist (never created, or already deleted): nothing deleted`);
+      return 1;
     case 'pending':
       say(`${fileSystemId} not deleted yet: ${outcome.reason}; run the command again in a minute`);
       return 1;
@@ -219,7 +228,7 @@ function action<A extends unknown[]>(ctx: { exitCode: number }, fn: (...args: A)
       if (
         err instanceof ScratchSettingsError ||
         err instanceof NotThisFleetsError ||
-        err instanceof UnitError
+        err instanceof UsageError
       ) {
         say(err.message);
         ctx.exitCode = EXIT_USAGE;

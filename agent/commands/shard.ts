@@ -3,9 +3,10 @@
  * `mountfleet shard verify` reads them back and checks the round trip. Logic in core/shard.
  */
 import { Option } from 'commander';
+import { parsePositive, parseWholeNumber, UsageError } from '../args';
 import { printJson, type RegisterCommand } from '../cli';
 import { s3Client } from '../../core/aws';
-import { parseBytes, parseWholeNumber, UnitError } from '../../core/plan/units';
+import { parseBytes } from '../../core/plan/units';
 import { shardPrefix } from '../../core/shard/shard';
 import { verifyShards, type SourceCheck } from '../../core/shard/verify';
 
@@ -56,34 +57,20 @@ export const register: RegisterCommand = (program, ctx) => {
     .option('--json', 'print the result as one JSON document')
     .action(async (mode: string | undefined, flags: ShardFlags) => {
       if (mode !== undefined && mode !== 'verify') {
-        process.stderr.write(`mountfleet shard: unknown action "${mode}" (only "verify")\n`);
-        ctx.exitCode = 2;
-        return;
+        throw new UsageError(`unknown action "${mode}" (only "verify")`);
       }
       if (mode === 'verify') {
         ctx.exitCode = await verify(flags);
         return;
       }
-      if (flags.prefix === undefined) {
-        process.stderr.write('mountfleet shard: --prefix is required to write shards\n');
-        ctx.exitCode = 2;
-        return;
-      }
+      if (flags.prefix === undefined) throw new UsageError('--prefix is required to write shards');
       ctx.exitCode = await pack({ ...flags, prefix: flags.prefix });
     });
 };
 
 async function pack(flags: ShardFlags & { prefix: string }): Promise<number> {
-  let targetBytes: number;
-  let concurrency: number;
-  try {
-    targetBytes = parseFlag('--target-size', () => parseBytes(flags.targetSize));
-    concurrency = parseWholeNumber('--concurrency', flags.concurrency, { min: 1 });
-  } catch (err) {
-    if (!(err instanceof UnitError)) throw err;
-    process.stderr.write(`mountfleet shard: ${err.message}\n`);
-    return 2;
-  }
+  const targetBytes = parsePositive('--target-size', flags.targetSize, parseBytes);
+  const concurrency = parseWholeNumber('--concurrency', flags.concurrency, { min: 1, max: 1024 });
   const stop = new AbortController();
   const onSignal = () => {
     process.stderr.write('mountfleet shard: stopping; finished shards are kept, run again to resume\n');
@@ -126,25 +113,8 @@ async function pack(flags: ShardFlags & { prefix: string }): Promise<number> {
   }
 }
 
-/** Runs a parser whose message does not name the flag, prefixing the flag's name to it. */
-function parseFlag<T>(flag: string, parse: () => T): T {
-  try {
-    return parse();
-  } catch (err) {
-    if (err instanceof UnitError) throw new UnitError(`${flag}: ${err.message}`);
-    throw err;
-  }
-}
-
 async function verify(flags: ShardFlags): Promise<number> {
-  let rangeChecks: number;
-  try {
-    rangeChecks = parseWholeNumber('--range-checks', flags.rangeChecks, { min: 0 });
-  } catch (err) {
-    if (!(err instanceof UnitError)) throw err;
-    process.stderr.write(`mountfleet shard verify: ${err.message}\n`);
-    return 2;
-  }
+  const rangeChecks = parseWholeNumber('--range-checks', flags.rangeChecks, { min: 0, max: 100000 });
   const result = await verifyShards({
     s3: s3Client(),
     bucket: flags.destBucket ?? flags.bucket,

@@ -1,7 +1,7 @@
 /** `mountfleet status [--json]`: the running agent's mounts, active paths, cache zone health and switch counts. */
 import type { RegisterCommand } from '../cli';
 import { agentPaths } from '../../core/mountpoint/paths';
-import { processAlive, readState } from '../../core/mountpoint/state';
+import { agentProcessStatus, readState, StateFileError } from '../../core/mountpoint/state';
 
 export const register: RegisterCommand = (program, ctx) => {
   program
@@ -9,8 +9,17 @@ export const register: RegisterCommand = (program, ctx) => {
     .description("the agent's mounts, which path each serves, Express cache zone health, switch counts")
     .option('--json', 'one JSON document on stdout')
     .action((opts: { json?: boolean }) => {
-      const state = readState(agentPaths().runDir);
-      const running = state !== undefined && processAlive(state.pid);
+      let state;
+      try {
+        state = readState(agentPaths().runDir);
+      } catch (err) {
+        if (!(err instanceof StateFileError)) throw err;
+        process.stderr.write(`mountfleet status: ${err.message}\n`);
+        ctx.exitCode = 1;
+        return;
+      }
+      // A state file without a start time (older agent) cannot be checked for pid reuse: trust the pid.
+      const running = state !== undefined && ['running', 'unverified'].includes(agentProcessStatus(state));
       if (opts.json) {
         process.stdout.write(`${JSON.stringify({ running, ...(state ? { state } : {}) }, null, 2)}\n`);
       } else if (!state || !running) {

@@ -1,11 +1,11 @@
 /** `mountfleet tune --instance-type T [--json]`: the Mountpoint settings the agent would choose, and why. */
 import { existsSync } from 'node:fs';
+import { parseWholeNumber, UsageError } from '../args';
 import type { RegisterCommand } from '../cli';
 import { ec2Client } from '../../core/aws';
 import { DEFAULT_AGENT_CONFIG_PATH, loadAgentConfig } from '../../core/config';
 import { UnknownInstanceTypeError } from '../../core/mountpoint/instance-types';
 import { formatTuneReport, tuneForInstanceType, type TuneReport } from '../../core/mountpoint/tune-report';
-import { parseWholeNumber, UnitError } from '../../core/plan/units';
 
 interface TuneOptions {
   instanceType: string;
@@ -17,7 +17,10 @@ interface TuneOptions {
   json?: boolean;
 }
 
-export const register: RegisterCommand = (program, ctx) => {
+/** Largest root volume EBS allows (64 TiB), in GiB. */
+const MAX_ROOT_FREE_GIB = 65536;
+
+export const register: RegisterCommand = (program) => {
   program
     .command('tune')
     .description(
@@ -40,15 +43,10 @@ export const register: RegisterCommand = (program, ctx) => {
     )
     .option('--json', 'one JSON document on stdout')
     .action(async (opts: TuneOptions) => {
-      let rootFreeGiB: number;
-      try {
-        rootFreeGiB = parseWholeNumber('--root-free-gib', opts.rootFreeGib, { min: 0 });
-      } catch (err) {
-        if (!(err instanceof UnitError)) throw err;
-        process.stderr.write(`mountfleet tune: ${err.message}\n`);
-        ctx.exitCode = 2;
-        return;
-      }
+      const rootFreeGiB = parseWholeNumber('--root-free-gib', opts.rootFreeGib, {
+        min: 0,
+        max: MAX_ROOT_FREE_GIB,
+      });
       const configPath = opts.config ?? process.env.MOUNTFLEET_CONFIG ?? DEFAULT_AGENT_CONFIG_PATH;
       let report: TuneReport;
       try {
@@ -61,10 +59,8 @@ export const register: RegisterCommand = (program, ctx) => {
           ...(opts.offline ? {} : { ec2: ec2Client({ maxAttempts: 2, connectionTimeoutMs: 2000 }) }),
         });
       } catch (err) {
-        if (!(err instanceof UnknownInstanceTypeError)) throw err;
-        process.stderr.write(`mountfleet tune: ${err.message}\n`);
-        ctx.exitCode = 2;
-        return;
+        if (err instanceof UnknownInstanceTypeError) throw new UsageError(err.message);
+        throw err;
       }
       if (opts.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
       else process.stderr.write(formatTuneReport(report));

@@ -6,6 +6,7 @@
  * completes the hook. The work lives in core/mountpoint.
  */
 import { existsSync } from 'node:fs';
+import { UsageError } from '../args';
 import type { RegisterCommand } from '../cli';
 import { autoScalingClient, ec2Client, s3ExpressClient } from '../../core/aws';
 import { systemClock } from '../../core/clock';
@@ -36,9 +37,7 @@ export const register: RegisterCommand = (program, ctx) => {
       const config = loadAgentConfig(opts.config);
       const paths = agentPaths();
       if (!opts.supervise && !existsSync('/run/systemd/system')) {
-        process.stderr.write('mountfleet up: systemd is not running here; use --supervise\n');
-        ctx.exitCode = 2;
-        return;
+        throw new UsageError('systemd is not running here; use --supervise');
       }
       if (opts.install) {
         const result = await installMountpoint({

@@ -20,7 +20,14 @@ import { probeExpressBucket, type ProbeResult } from './express-probe';
 import { discoverInstanceStore, listNetworkInterfaces, readMemory, type MemoryFacts } from './host';
 import type { InstanceTypeFacts } from './instance-types';
 import { topMount } from './mountinfo';
-import { processAlive, statePath, writeState, type AgentState, type MountState } from './state';
+import {
+  processAlive,
+  processStartTime,
+  statePath,
+  writeState,
+  type AgentState,
+  type MountState,
+} from './state';
 import { PathSwitcher } from './switcher';
 import { renderCloudWatchAgentConfig, renderMountUnit, unitName } from './systemd';
 import { Supervisor } from './supervisor';
@@ -330,6 +337,7 @@ export class MountAgent {
     const state: AgentState = {
       version: 1,
       pid: process.pid,
+      pidStartTime: processStartTime(process.pid),
       mode: this.o.mode,
       startedAt: this.startedAt,
       instanceType: this.o.identity.instanceType,

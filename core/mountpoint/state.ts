@@ -33,6 +33,11 @@ export interface MountState {
 export interface AgentState {
   readonly version: 1;
   readonly pid: number;
+  /**
+   * When the agent process started (/proc/PID/stat field 22, clock ticks since boot): with the pid it
+   * names one process, so `down` never signals a later process that reused the pid.
+   */
+  readonly pidStartTime?: number;
   readonly mode: 'systemd' | 'supervise';
   readonly startedAt: string;
   readonly instanceType: string;
@@ -60,10 +65,69 @@ export function writeState(runDir: string, state: AgentState): void {
   renameSync(`${file}.tmp`, file); // readers never see half a file
 }
 
+/** The state file is unreadable: corrupt, hand-edited or from another program. */
+export class StateFileError extends Error {
+  override readonly name = 'StateFileError';
+}
+
+/**
+ * The state file, or undefined when there is none. Throws StateFileError naming the file when it is not
+ * what `writeState` writes (invalid JSON, a byte-order mark, a pid that cannot be the agent's).
+ */
 export function readState(runDir: string): AgentState | undefined {
   const file = statePath(runDir);
   if (!existsSync(file)) return undefined;
-  return JSON.parse(readFileSync(file, 'utf8')) as AgentState;
+  const invalid = (problem: string) =>
+    new StateFileError(
+      `agent state file ${file} ${problem}: it is written only by \`mountfleet up\`; if no agent is running, delete it (\`mountfleet up\` writes a new one)`,
+    );
+  const text = readFileSync(file, 'utf8');
+  if (text.startsWith('\uFEFF')) throw invalid('starts with a byte-order mark (edited by hand?)');
+  let state: unknown;
+  try {
+    state = JSON.parse(text);
+  } catch (e) {
+    throw invalid(`is not valid JSON (${(e as Error).message})`);
+  }
+  const { pid, pidStartTime, mounts } = (state ?? {}) as Partial<Record<keyof AgentState, unknown>>;
+  // 0 and -1 signal process groups and every process; 1 is init.
+  if (!Number.isSafeInteger(pid) || (pid as number) <= 1) {
+    throw invalid(`has pid ${JSON.stringify(pid)}, which cannot be the agent's (a whole number above 1)`);
+  }
+  if (pidStartTime !== undefined && !Number.isSafeInteger(pidStartTime)) {
+    throw invalid(`has pidStartTime ${JSON.stringify(pidStartTime)} (a whole number of clock ticks)`);
+  }
+  if (!Array.isArray(mounts)) throw invalid('has no mounts list');
+  return state as AgentState;
+}
+
+/**
+ * When a process started, in clock ticks since boot (/proc/PID/stat field 22), or undefined when there
+ * is no such process. The command name (field 2) may hold spaces and parentheses, so fields are counted
+ * from its closing parenthesis.
+ */
+export function processStartTime(pid: number): number | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // fields[0] is field 3 (state), so field 22 is fields[19].
+  const ticks = Number(fields[19]);
+  return Number.isSafeInteger(ticks) ? ticks : undefined;
+}
+
+/**
+ * Whether the state file's agent is still running: `running` only when its pid is alive and started at
+ * the recorded time; `reused` when the pid now belongs to another process (never signal it); `unverified`
+ * when the state file predates start times.
+ */
+export function agentProcessStatus(state: AgentState): 'running' | 'gone' | 'reused' | 'unverified' {
+  if (!processAlive(state.pid)) return 'gone';
+  if (state.pidStartTime === undefined) return 'unverified';
+  return processStartTime(state.pid) === state.pidStartTime ? 'running' : 'reused';
 }
 
 /** True when a process with this pid exists (signal 0 checks without signalling). */

@@ -24,21 +24,6 @@ const SIZE_UNITS: Record<string, number> = {
 
 export class UnitError extends Error {}
 
-/**
- * A whole number typed for `flag` (`--concurrency 16`), at least `min` and at most `max`. Anything else,
- * `abc`, `2.5` or `-1` included, is refused rather than replaced by a default the user never asked for.
- */
-export function parseWholeNumber(flag: string, text: string, limits: { min: number; max?: number }): number {
-  const { min, max } = limits;
-  const n = Number(text);
-  if (/^\s*\d+\s*$/.test(text) && Number.isSafeInteger(n) && n >= min && (max === undefined || n <= max)) {
-    return n;
-  }
-  const range = max === undefined ? `at least ${min}` : `from ${min} to ${max}`;
-  const example = Math.min(Math.max(10, min), max ?? Infinity);
-  throw new UnitError(`${flag} "${text}": must be a whole number ${range}, e.g. ${flag} ${example}`);
-}
-
 /** Bytes from `256MiB`, `30.12GiB`, `40GB`, or a bare number of bytes. */
 export function parseBytes(text: string): number {
   const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(text);

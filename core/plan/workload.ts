@@ -9,7 +9,7 @@
  * On the command line a step is `NAME:read=Q,write=Q[,time=DURATION]`; in a JSON workload file it is
  * `{ "name": "...", "read": "2", "write": "5Mbps", "time": "17m17s" }`.
  */
-import { readFileSync } from 'node:fs';
+import { readJsonFile } from '../config';
 import { z } from 'zod';
 import { GIB, gibFromRate, parseBytes, parseDuration, parseMbps, UnitError } from './units';
 
@@ -110,22 +110,31 @@ const workloadFileSchema = z
 
 /** A JSON workload file: `{ "input": {...}, "steps": [...], "runTime": "55m" }` (all strings with units). */
 export function readWorkloadFile(path: string): { input: InputSpec; steps: Step[]; runSeconds?: number } {
-  const parsed = workloadFileSchema.safeParse(JSON.parse(readFileSync(path, 'utf8')));
+  const json = readJsonFile(path, 'workload file', (m) => new WorkloadError(m));
+  const parsed = workloadFileSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new WorkloadError(`${path}: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
   }
   const f = parsed.data;
+  // A zero size, duration, bit rate or run time only divides into Infinity.
+  const positive = (field: string, value: number) => {
+    if (!(value > 0) || !Number.isFinite(value))
+      throw new WorkloadError(`${path}: ${field}: must be more than 0`);
+    return value;
+  };
   return {
     input: {
-      ...(f.input.size ? { gib: parseBytes(f.input.size) / GIB } : {}),
-      ...(f.input.duration ? { durationSeconds: parseDuration(f.input.duration) } : {}),
-      ...(f.input.bitrate ? { bitrateMbps: parseMbps(f.input.bitrate) } : {}),
+      ...(f.input.size ? { gib: positive('input.size', parseBytes(f.input.size)) / GIB } : {}),
+      ...(f.input.duration
+        ? { durationSeconds: positive('input.duration', parseDuration(f.input.duration)) }
+        : {}),
+      ...(f.input.bitrate ? { bitrateMbps: positive('input.bitrate', parseMbps(f.input.bitrate)) } : {}),
     },
     steps: f.steps.map((s) =>
       parseStep(`${s.name}:read=${s.read},write=${s.write}${s.time ? `,time=${s.time}` : ''}`),
     ),
-    ...(f.runTime ? { runSeconds: parseDuration(f.runTime) } : {}),
+    ...(f.runTime ? { runSeconds: positive('runTime', parseDuration(f.runTime)) } : {}),
   };
 }
 

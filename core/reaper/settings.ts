@@ -6,6 +6,7 @@
 // zod/mini: the same validation as `zod` at a twentieth of the bundle size (the Lambda bundle carries it).
 import * as z from 'zod/mini';
 import { FLEET_ID_PATTERN } from '../tags';
+import { wholeNumberFromText } from '../whole-number';
 
 export const REAPER_DEFAULTS = {
   dryRun: false,
@@ -16,13 +17,23 @@ export const REAPER_DEFAULTS = {
   deadlineMarginSeconds: 60,
 } as const;
 
-/** A whole number in [min, max], given as a number or a numeric string (environment, flags). */
+/**
+ * A whole number in [min, max], given as a number or as decimal digits (environment, flags): blank,
+ * `0x10`, `1e1` or `-5` are refused, not coerced (the strict reading is core/whole-number.ts).
+ */
 const wholeNumber = (min: number, max: number, fallback: number) =>
   z._default(
-    z.coerce.number({ error: 'must be a number' }).check(
-      z.refine((n) => Number.isInteger(n), 'must be a whole number'),
-      z.minimum(min, `must be at least ${min}`),
-      z.maximum(max, `must be at most ${max}`),
+    z.pipe(
+      z.transform((value: unknown) =>
+        typeof value === 'string' ? (wholeNumberFromText(value) ?? value) : value,
+      ),
+      z
+        .number({ error: `must be a whole number from ${min} to ${max} written in digits, e.g. ${fallback}` })
+        .check(
+          z.refine((n) => Number.isInteger(n), 'must be a whole number'),
+          z.minimum(min, `must be at least ${min}`),
+          z.maximum(max, `must be at most ${max}`),
+        ),
     ),
     fallback,
   );
@@ -120,7 +131,7 @@ export function reaperSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Rea
   );
 }
 
-/** Settings from CLI flags (commander hands numbers over as strings; the schema coerces them). */
+/** Settings from CLI flags (commander hands numbers over as strings; the schema reads their digits). */
 export function reaperSettingsFromFlags(flags: Partial<Record<SettingName, unknown>>): ReaperSettings {
   return parse(flags, 'flag');
 }

@@ -5,6 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { DEFAULT_AGENT_CONFIG_PATH, loadAgentConfig, type AgentConfig } from '../config';
+import { checkMountPath, withoutTrailingSlash } from '../paths';
 import { fleetIdProblem } from '../tags';
 
 export class ScratchSettingsError extends Error {
@@ -90,11 +91,8 @@ export function resolveScratchSettings(
     );
   }
   const path = flags.path ?? scratch?.path ?? DEFAULT_SCRATCH_PATH;
-  if (!path.startsWith('/') || path.split('/').includes('..') || path.replace(/\/+$/, '') === '') {
-    throw new ScratchSettingsError(
-      `--path ${path}: must be an absolute directory path other than / (no "..")`,
-    );
-  }
+  const pathProblem = checkMountPath(path);
+  if (pathProblem) throw new ScratchSettingsError(`--path: ${pathProblem}`);
   const teardownGraceSeconds =
     flags.teardownGraceSeconds ?? scratch?.teardownGraceSeconds ?? DEFAULT_TEARDOWN_GRACE_SECONDS;
   if (!Number.isInteger(teardownGraceSeconds) || teardownGraceSeconds < 0 || teardownGraceSeconds > 600) {
@@ -106,7 +104,7 @@ export function resolveScratchSettings(
     fleetId,
     subnetId,
     securityGroupId,
-    path: path.length > 1 ? path.replace(/\/+$/, '') : path,
+    path: withoutTrailingSlash(path),
     teardownGraceSeconds,
     ...(scratch?.kmsKeyId ? { kmsKeyId: scratch.kmsKeyId } : {}),
   };

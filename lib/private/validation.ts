@@ -1,6 +1,7 @@
 import { Token } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
 import { AZ_ID_PATTERN } from '../../core/config';
+import { checkMountPath, checkMountPrefix } from '../../core/paths';
 import { fleetIdProblem } from '../../core/tags';
 
 /**
@@ -15,6 +16,32 @@ export function invalidProp(scope: IConstruct, field: string, problem: string, f
 export function validateFleetId(scope: IConstruct, fleetId: string): void {
   const problem = fleetIdProblem(fleetId);
   if (problem) invalidProp(scope, 'fleetId', problem, 'for example "training"');
+}
+
+/**
+ * Checks a literal prop with one of the core/paths.ts rules (mount paths, mount prefixes): they go into
+ * systemd units and IAM grants, so a token that resolves only at deploy time cannot be checked and is refused.
+ */
+function validateLiteral(
+  scope: IConstruct,
+  field: string,
+  value: string,
+  check: (value: string) => string | undefined,
+  fix: string,
+): void {
+  if (Token.isUnresolved(value)) invalidProp(scope, field, 'must be a literal string, not a token', fix);
+  const problem = check(value);
+  if (problem) invalidProp(scope, field, problem);
+}
+
+/** Checks a mount path prop (absolute, no `.`/`..`/control characters, not a system directory). */
+export function validateMountPath(scope: IConstruct, field: string, path: string): void {
+  validateLiteral(scope, field, path, checkMountPath, 'for example "/mnt/data"');
+}
+
+/** Checks a mount prefix prop (empty or ending in "/", no IAM wildcards `*` or `?`). */
+export function validateMountPrefix(scope: IConstruct, field: string, prefix: string): void {
+  validateLiteral(scope, field, prefix, checkMountPrefix, 'for example "datasets/imagenet/"');
 }
 
 /**

@@ -70,7 +70,7 @@ describe('mountfleet reap (bundle, emulator)', () => {
     const r = await runCli(['reap', '--fleet', 'f1', '--max-run-seconds', '0']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(
-      /--max-run-seconds "0": must be a whole number at least 1, e.g. --max-run-seconds 10/,
+      /--max-run-seconds "0": must be a whole number from 1 to 86400, e.g. --max-run-seconds 10/,
     );
     expect(r.stdout).toBe('');
   });

@@ -76,9 +76,9 @@ describe('mountfleet shard', () => {
     const flags = ['--bucket', 'b', '--prefix', 'p', '--dest-prefix', 'q'];
     const concurrency = await mountfleet('shard', ...flags, '--concurrency', 'abc');
     expect(concurrency.code).toBe(2);
-    expect(concurrency.stderr).toMatch(/--concurrency "abc": must be a whole number at least 1/);
+    expect(concurrency.stderr).toMatch(/--concurrency "abc": must be a whole number from 1 to 1024/);
     const rangeChecks = await mountfleet('shard', 'verify', ...flags, '--range-checks', '2.5');
     expect(rangeChecks.code).toBe(2);
-    expect(rangeChecks.stderr).toMatch(/--range-checks "2.5": must be a whole number at least 0/);
+    expect(rangeChecks.stderr).toMatch(/--range-checks "2.5": must be a whole number from 0 to 100000/);
   });
 });

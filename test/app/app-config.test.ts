@@ -1,4 +1,5 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_AZ_IDS, loadAppConfig, resolveAppConfig } from '../../lib/app-config';
@@ -72,6 +73,18 @@ describe('bundled app config', () => {
       { environments: { a: {}, b: {} } },
       /environments\.b\.fleetId: "mountfleet" is also the fleet id of Mountfleet-a/,
     ],
+    // A wildcard in the prefix would widen the write grant bucket/<prefix>* to other prefixes.
+    [
+      { fleet: { mounts: [{ bucket: 'data', prefix: '*', path: '/mnt/out', access: 'read-write' }] } },
+      /fleet\.mounts\.0\.prefix: must not contain "\*" or "\?"/,
+    ],
+    [
+      { fleet: { mounts: [{ bucket: 'data', prefix: 'team-?/', path: '/mnt/out' }] } },
+      /fleet\.mounts\.0\.prefix: must not contain "\*" or "\?"/,
+    ],
+    [{ fleet: { mounts: [{ bucket: 'data', path: '/usr/data' }] } }, /fleet\.mounts\.0\.path: .*\/usr/],
+    [{ scratch: { mountPath: '/' } }, /scratch\.mountPath: "\/" is a system directory/],
+    [{ scratch: { mountPath: '/mnt/scratch\n' } }, /scratch\.mountPath: must not contain control characters/],
   ])('names the bad field: %j', (config, message) => {
     expect(() => resolveAppConfig(config, '(test)')).toThrow(message);
   });
@@ -87,6 +100,40 @@ describe('bundled app config', () => {
     expect(() => loadAppConfig(context({ mountfleetConfig: join(dir, 'missing.json') }))).toThrow(
       /cannot read mountfleet config/,
     );
+  });
+
+  test.each([
+    ['null', null],
+    ['a number', 7],
+    ['a list', []],
+  ])('a config that is %s is refused, not replaced by the defaults', (_kind, value) => {
+    expect(() => resolveAppConfig(value, '(test)')).toThrow(/\(root\): must be a JSON object/);
+    const dir = mkdtempSync(join(tmpdir(), 'mf-config-'));
+    const file = join(dir, 'c.json');
+    writeFileSync(file, JSON.stringify(value));
+    expect(() => loadAppConfig(context({ mountfleetConfig: file }))).toThrow(/must be a JSON object/);
+    expect(() => loadAppConfig(context({ mountfleet: JSON.stringify(value) }))).toThrow(
+      /must be a JSON object/,
+    );
+  });
+
+  test('the app prints a config error as one message, without a stack trace, and synthesizes nothing', () => {
+    const out = mkdtempSync(join(tmpdir(), 'mf-app-'));
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'bin/app.ts'], {
+      cwd: join(__dirname, '..', '..'),
+      encoding: 'utf8',
+      env: {
+        ...process.env,
+        CDK_OUTDIR: out,
+        CDK_CONTEXT_JSON: JSON.stringify({ mountfleet: { fleetId: 'Bad_Id' } }),
+      },
+    });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toBe(
+      'invalid mountfleet config (context "mountfleet"):\n' +
+        '  fleetId: must be 1-32 lower-case letters, digits and hyphens\n',
+    );
+    expect(readdirSync(out)).toEqual([]);
   });
 
   test('the documented example config is valid', () => {

@@ -89,8 +89,37 @@ describe('agent config schema', () => {
       'must be a subnet id',
     ],
     [{ ...minimal, surprise: true }, 'Unrecognized key'],
+    [
+      { ...minimal, mounts: [{ bucket: 'b-1', path: '/etc' }] },
+      'mounts.0.path: "/etc" is in the system directory /etc',
+    ],
+    [
+      { ...minimal, mounts: [{ bucket: 'b-1', path: '/mnt/a\nExecStartPre=/bin/sh' }] },
+      'mounts.0.path: must not contain control characters',
+    ],
+    [
+      { ...minimal, mounts: [{ bucket: 'b-1', path: '/mnt/./a' }] },
+      'mounts.0.path: must not contain "." or ".." segments',
+    ],
+    [
+      { ...minimal, mounts: [{ bucket: 'b-1', path: '/mnt/a', prefix: 'team-*/', access: 'read-write' }] },
+      'mounts.0.prefix: must not contain "*" or "?"',
+    ],
+    [
+      { ...minimal, scratch: { securityGroupId: 'sg-1', subnets: {}, path: '/' } },
+      'scratch.path: "/" is a system directory',
+    ],
   ])('rejects %j naming the field', (value, message) => {
     expect(problems(value)).toContain(message);
+  });
+
+  it('rejects a path that made the old pattern backtrack in milliseconds', () => {
+    // /^\/(?:[^/\0]+\/?)*$/ took 10 s on this path under jest here, doubling with each further "a".
+    const started = Date.now();
+    expect(problems({ ...minimal, mounts: [{ bucket: 'b-1', path: `/${'a'.repeat(28)}//` }] })).toContain(
+      'mounts.0.path: must not contain empty segments',
+    );
+    expect(Date.now() - started).toBeLessThan(100);
   });
 
   it('loads from a file and names the file in errors', () => {

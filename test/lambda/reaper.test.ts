@@ -160,7 +160,7 @@ describe('reaper Lambda handler (emulator)', () => {
   it('fails with a message naming the bad variable', async () => {
     process.env.MOUNTFLEET_IDLE_WINDOW_MINUTES = 'half an hour';
     await expect(handler({}, context())).rejects.toThrow(
-      /MOUNTFLEET_IDLE_WINDOW_MINUTES="half an hour": must be a number/,
+      /MOUNTFLEET_IDLE_WINDOW_MINUTES="half an hour": must be a whole number from 5 to 1440/,
     );
   });
 });

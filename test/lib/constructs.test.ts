@@ -469,7 +469,11 @@ describe('ComputeFleet', () => {
       { mounts: 'rw-root' },
       /mounts\.0\.prefix: a read-write mount needs a prefix/,
     ],
-    ['a relative mount path', { mounts: 'relative' }, /mounts\.0\.path: must be an absolute path/],
+    [
+      'a relative mount path',
+      { mounts: 'relative' },
+      /^Test\/Fleet: mounts\[0\]\.path: must be an absolute path/,
+    ],
     [
       'a zone the network has no subnet in',
       { azIds: ['use1-az4', 'use1-az1'] },
@@ -519,6 +523,29 @@ describe('ComputeFleet', () => {
           mounts,
         }),
     ).toThrow(message);
+  });
+
+  test.each([
+    // The prefix becomes the role's grant on bucket/<prefix>*: a wildcard in it would reach other prefixes.
+    [
+      'a wildcard prefix',
+      { path: '/mnt/out', prefix: 'team-*/', access: 'read-write' as const },
+      /^Test\/Fleet: mounts\[0\]\.prefix: must not contain "\*" or "\?"/,
+    ],
+    ['a "?" in the prefix', { path: '/mnt/in', prefix: 'run-?/' }, /mounts\[0\]\.prefix: must not contain/],
+    ['a system directory', { path: '/etc' }, /^Test\/Fleet: mounts\[0\]\.path: "\/etc" is in the system/],
+    ['the root directory', { path: '/' }, /^Test\/Fleet: mounts\[0\]\.path: "\/" is a system directory/],
+    ['a newline', { path: '/mnt/a\nb' }, /^Test\/Fleet: mounts\[0\]\.path: must not contain control/],
+    ['a ".." segment', { path: '/mnt/../etc' }, /^Test\/Fleet: mounts\[0\]\.path: must not contain "\."/],
+    ['a path the old pattern backtracked on', { path: `/${'a'.repeat(28)}//` }, /must not contain empty/],
+  ])('rejects a mount with %s, in milliseconds', (_name, m, message) => {
+    const stack = testStack();
+    const network = new FleetNetwork(stack, 'Network', { azIds: AZS });
+    const started = Date.now();
+    expect(
+      () => new ComputeFleet(stack, 'Fleet', { fleetId: 'train', network, mounts: [mount(m, stack)] }),
+    ).toThrow(message);
+    expect(Date.now() - started).toBeLessThan(200);
   });
 
   test('rejects an Express cache policy without a cache, and a fleet zone the cache does not cover', () => {
@@ -659,6 +686,9 @@ describe('ScratchFileSystems', () => {
     const network = new FleetNetwork(stack, 'Network', { azIds: AZS });
     expect(() => new ScratchFileSystems(stack, 'S', { fleetId: '-x', network })).toThrow(
       /^Test\/S: fleetId: fleet id "-x" .* — for example "training"$/,
+    );
+    expect(() => new ScratchFileSystems(stack, 'S1', { fleetId: 'x', network, mountPath: '/tmp' })).toThrow(
+      /^Test\/S1: mountPath: "\/tmp" is a system directory/,
     );
     const s = new ScratchFileSystems(stack, 'S2', {
       fleetId: 'x',

@@ -96,8 +96,9 @@ describe('mountfleet scratch list / delete', () => {
     expect(left.sort()).toEqual([theirs, untagged].sort());
     await expect(efs.send(new DescribeMountTargetsCommand({ FileSystemId: ours }))).rejects.toThrow();
 
+    // Nothing left to delete is a failure (exit 1), so a typo in the id does not pass for success.
     const again = await cli(['delete', ours, '--fleet', FLEET]);
-    expect(again.code).toBe(0);
-    expect(again.stderr).toContain('does not exist (already deleted)');
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain(`${ours} does not exist`);
   });
 });

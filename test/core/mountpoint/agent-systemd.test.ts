@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { parseAgentConfig } from '../../../core/config';
 import { MountAgent, type AgentOptions } from '../../../core/mountpoint/agent';
 import { FALLBACK_INSTANCE_TYPES } from '../../../core/mountpoint/instance-types';
+import { processStartTime, readState } from '../../../core/mountpoint/state';
 
 let dir: string;
 beforeEach(() => {
@@ -68,6 +69,12 @@ test('writes every unit, reloads systemd once, then starts each unit without ena
     ['systemctl', 'daemon-reload'],
     ...units.map((u) => ['systemctl', 'start', u]),
   ]);
+  // The pid and its start time name this one process, so `down` can tell a reused pid from the agent.
+  agent.saveState();
+  expect(readState(options.runDir)).toMatchObject({
+    pid: process.pid,
+    pidStartTime: processStartTime(process.pid),
+  });
 
   // The CloudWatch agent's config names this fleet's region and log group.
   const cloudWatchAgent = JSON.parse(readFileSync(options.cloudWatchAgentConfigFile, 'utf8'));

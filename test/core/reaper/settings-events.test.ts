@@ -43,7 +43,7 @@ describe('reaper settings', () => {
       /MOUNTFLEET_FLEET_ID: is required[\s\S]*MOUNTFLEET_DRY_RUN="yes": must be true or false[\s\S]*MOUNTFLEET_MAX_DELETIONS_PER_RUN="2.5": must be a whole number/,
     );
     expect(() => reaperSettingsFromFlags({ fleetId: 'F1', graceMinutes: '-1' })).toThrow(
-      /--fleet="F1": must be 1-32 lower-case[\s\S]*--grace-minutes="-1": must be at least 0/,
+      /--fleet="F1": must be 1-32 lower-case[\s\S]*--grace-minutes="-1": must be a whole number from 0 to 10080/,
     );
   });
 });

@@ -63,8 +63,12 @@ describe('resolveScratchSettings', () => {
     expect(() => resolveScratchSettings({ subnet: 'sub-1' }, config, 'use1-az4')).toThrow(
       /must be a subnet id/,
     );
-    expect(() => resolveScratchSettings({ path: '/' }, config, 'use1-az4')).toThrow(/other than \//);
-    expect(() => resolveScratchSettings({ path: '/a/../b' }, config, 'use1-az4')).toThrow(/no "\.\."/);
+    expect(() => resolveScratchSettings({ path: '/' }, config, 'use1-az4')).toThrow(
+      /--path: "\/" is a system directory/,
+    );
+    expect(() => resolveScratchSettings({ path: '/a/../b' }, config, 'use1-az4')).toThrow(
+      /--path: must not contain "\." or "\.\." segments/,
+    );
     expect(() => resolveScratchSettings({ teardownGraceSeconds: 601 }, config, 'use1-az4')).toThrow(/0-600/);
   });
 });

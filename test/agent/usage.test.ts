@@ -1,0 +1,131 @@
+/**
+ * Hostile and sloppy command lines: each is a usage error — one line naming the flag, exit status 2,
+ * nothing done (the commands below fail before any IMDS or AWS call). Runtime failures exit 1.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCliInProcess as mountfleet } from '../support/cli';
+
+const PLAN = ['plan', '--preset', 'encode-ladder', '--input-size', '30GiB', '--duration', '30m'];
+const SCRATCH_RUN = [
+  'scratch',
+  'run',
+  '--fleet',
+  'train',
+  '--subnet',
+  'subnet-1',
+  '--security-group',
+  'sg-1',
+];
+
+function agentJson(mountPath: string): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'mf-usage-')), 'agent.json');
+  const mounts = [{ bucket: 'my-data', path: mountPath }];
+  writeFileSync(file, JSON.stringify({ version: 1, fleetId: 'train', region: 'us-east-1', mounts }));
+  return file;
+}
+
+describe('usage errors exit 2 with one line naming the problem', () => {
+  it.each([
+    [['tune', '--instance-type', 'm6i.large', '--bogus'], "unknown option '--bogus'"],
+    [['tune'], "required option '--instance-type <type>' not specified"],
+    [['plan', '--preset', 'nope'], "argument 'nope' is invalid"],
+    [['scratch', 'delete'], "missing required argument 'file-system-id'"],
+    [['frobnicate'], "unknown command 'frobnicate'"],
+  ])("commander's own: %j", async (args, message) => {
+    const r = await mountfleet(...args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(message);
+  });
+
+  it.each([
+    [['tune', '--instance-type', 'm6i.large', '--offline', '--root-free-gib', ''], '--root-free-gib ""'],
+    [
+      ['tune', '--instance-type', 'm6i.large', '--offline', '--root-free-gib', '0x10'],
+      '--root-free-gib "0x10"',
+    ],
+    [
+      ['tune', '--instance-type', 'm6i.large', '--offline', '--root-free-gib', '1e1'],
+      '--root-free-gib "1e1"',
+    ],
+    [['down', '--timeout', '-1'], '--timeout "-1"'],
+    [['down', '--timeout', '2.5'], '--timeout "2.5"'],
+    [
+      ['reap', '--fleet', 'train', '--grace-minutes', ''],
+      '--grace-minutes="": must be a whole number from 0 to 10080',
+    ],
+    [['reap', '--fleet', 'train', '--max-deletions', '0x10'], '--max-deletions="0x10"'],
+    [['reap', '--fleet', 'train', '--max-run-seconds', '0'], '--max-run-seconds "0"'],
+    [
+      [...SCRATCH_RUN, '--spot-poll-ms', '0', '--', 'true'],
+      '--spot-poll-ms "0": must be a whole number from 100',
+    ],
+    [[...SCRATCH_RUN, '--teardown-grace', '601', '--', 'true'], '--teardown-grace "601"'],
+    [['bench', 'read', '--path', '.', '--concurrency', '0'], '--concurrency "0"'],
+    [
+      ['shard', '--bucket', 'b', '--dest-prefix', 'd/', '--prefix', 'p/', '--target-size', '0'],
+      '--target-size "0"',
+    ],
+    [[...PLAN, '--run-time', '0'], '--run-time "0": must be more than 0'],
+    [
+      ['plan', '--preset', 'encode-ladder', '--input-size', '30GiB', '--duration', '0', '--run-time', '1h'],
+      '--duration "0"',
+    ],
+    [[...PLAN, '--run-time', '1h', '--at-bitrate', '50,0'], '--at-bitrate "0"'],
+  ])('bad number: %j', async (args, message) => {
+    const r = await mountfleet(...args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(message);
+    expect(r.stdout).toBe('');
+  });
+
+  it.each([
+    ['/', '"/" is a system directory'],
+    ['/etc', '"/etc" is in the system directory /etc'],
+    ['/mnt/../etc', '"." or ".." segments'],
+    ['/mnt/a\nb', 'control characters'],
+  ])('scratch run --path %j, before IMDS is asked', async (path, message) => {
+    const r = await mountfleet(...SCRATCH_RUN, '--path', path, '--', 'true');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`mountfleet scratch: --path: `);
+    expect(r.stderr).toContain(message);
+  });
+
+  it('tune refuses a path that made the old pattern backtrack, in milliseconds', async () => {
+    const config = agentJson(`/${'a'.repeat(28)}//`);
+    const started = Date.now();
+    const r = await mountfleet('tune', '--instance-type', 'm6i.large', '--offline', '--config', config);
+    expect(Date.now() - started).toBeLessThan(500);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('mounts.0.path: must not contain empty segments');
+  });
+
+  it.each([
+    [
+      { input: { size: '30GiB', duration: '0s' }, steps: [{ name: 'a', read: '1' }], runTime: '1h' },
+      'input.duration: must be more than 0',
+    ],
+    [
+      { input: { size: '30GiB' }, steps: [{ name: 'a', read: '1' }], runTime: '0' },
+      'runTime: must be more than 0',
+    ],
+  ])('plan --workload with a zero: %j', async (workload, message) => {
+    const file = join(mkdtempSync(join(tmpdir(), 'mf-usage-')), 'workload.json');
+    writeFileSync(file, JSON.stringify(workload));
+    const r = await mountfleet('plan', '--workload', file);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${file}: ${message}`);
+  });
+
+  it('plan --workload names a missing file', async () => {
+    const r = await mountfleet('plan', '--workload', '/nonexistent/workload.json');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('cannot read workload file /nonexistent/workload.json');
+  });
+
+  it('help and version still exit 0', async () => {
+    expect((await mountfleet('--version')).code).toBe(0);
+    expect((await mountfleet('tune', '--help')).code).toBe(0);
+  });
+});
