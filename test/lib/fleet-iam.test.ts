@@ -160,11 +160,15 @@ describe('expected bucket owner', () => {
       buildFleet({
         envAgnostic: true,
         props: (stack) => ({
-          mounts: [{ bucket: s3.Bucket.fromBucketName(stack, 'U', 'my-datasets'), path: 'relative' }],
+          // Nested mount paths: only the agent's schema (not the per-prop checks) sees two mounts at once.
+          mounts: [
+            { bucket: s3.Bucket.fromBucketName(stack, 'U', 'my-datasets'), path: '/mnt/data' },
+            { bucket: s3.Bucket.fromBucketName(stack, 'V', 'my-models'), path: '/mnt/data/models' },
+          ],
         }),
       }),
     ).toThrow(
-      /Agnostic\/Fleet: invalid agent config from the construct props:\n {2}mounts\.0\.path: must be an absolute path/,
+      /Agnostic\/Fleet: invalid agent config from the construct props:\n {2}mounts\.1\.path: conflicts with/,
     );
     const { template } = buildFleet({ envAgnostic: true });
     const { mounts } = agentJsonOf(template()) as { mounts: Array<{ expectedBucketOwner?: string }> };
