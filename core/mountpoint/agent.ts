@@ -231,6 +231,7 @@ export class MountAgent {
         mountPoint: p.mountPoint,
         args: p.args,
         environment: p.environment,
+        ...(p.options.cacheDirectory ? { cacheDirectory: p.options.cacheDirectory } : {}),
       });
     } else {
       // Started, never enabled: at boot the agent's own unit starts them after its pre-mount probe.
