@@ -10,12 +10,13 @@ import { runSupervise, type SuperviseRun } from './supervise-harness';
 useEmulator();
 const mountpoint = realMountpoint();
 const skip = 'skip' in mountpoint ? mountpoint.skip : undefined;
+const binary = 'binary' in mountpoint ? mountpoint.binary : '';
 const it = skip ? test.skip : test;
 if (skip) test.skip(`(skipped: ${skip})`, () => undefined);
 
 let run: SuperviseRun;
 beforeAll(async () => {
-  if ('binary' in mountpoint) run = await runSupervise(emulatorEndpoint(), mountpoint.binary);
+  if (!skip) run = await runSupervise(emulatorEndpoint(), binary);
 }, 120_000);
 
 it('up --supervise mounts every bucket (creating each --cache directory) and reads return the seeded bytes', () => {
