@@ -198,7 +198,11 @@ export class MountAgent {
         await this.clock.sleep(1000, signal);
         for (const m of this.mounts) {
           if (signal.aborted) break;
-          if (await m.switcher?.refresh().catch(() => false)) {
+          const rebound = await m.switcher?.refresh().catch((e: Error) => {
+            this.log({ event: 'rebind-failed', mount: m.plan.mount.path, error: e.message });
+            return false;
+          });
+          if (rebound) {
             this.log({ event: 'rebound', mount: m.plan.mount.path, active: this.active(m) });
           }
         }
@@ -209,13 +213,18 @@ export class MountAgent {
   }
 
   async stop(): Promise<void> {
-    for (const m of this.mounts) await m.switcher?.detachAll().catch(() => undefined);
+    const failed = (event: string, mount: string) => (e: Error) =>
+      this.log({ event, mount, error: e.message });
+    for (const m of this.mounts)
+      await m.switcher?.detachAll().catch(failed('detach-failed', m.plan.mount.path));
     if (this.supervisor) await this.supervisor.stopAll();
     else {
       for (const m of this.mounts) {
         for (const p of m.plan.processes)
           if (m.running.has(p.role))
-            await this.run('systemctl', ['stop', unitName(m.plan.name, p.role)]).catch(() => '');
+            await this.run('systemctl', ['stop', unitName(m.plan.name, p.role)]).catch(
+              failed('unit-stop-failed', m.plan.mount.path),
+            );
       }
     }
     this.expressClient?.destroy();

@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { backoffDelay, systemClock, type Clock } from '../clock';
 import { execCommand, prepareCacheDirectory, type CommandRunner } from './cache-volume';
-import { topMount, type MountEntry } from './mountinfo';
+import { sameMount, topMount, type MountEntry } from './mountinfo';
 
 /** Mountpoint waits 30 s for its own mount; we allow a little more before calling it a failure. */
 export const READY_TIMEOUT_MS = 35_000;
@@ -48,10 +48,6 @@ interface Entry {
   /** Pending restart loop, awaited by stop() so nothing outlives it. */
   restarting?: Promise<void>;
 }
-
-/** The same mount as `b`: mount IDs are reused after an unmount, so the source and parent must match too. */
-const sameMount = (a: MountEntry, b: MountEntry) =>
-  a.id === b.id && a.parentId === b.parentId && a.fsType === b.fsType && a.source === b.source;
 
 export class Supervisor {
   private readonly entries = new Map<string, Entry>();

@@ -128,7 +128,11 @@ export async function runSupervise(motoEndpoint: string, mountS3: string): Promi
 }
 
 /** Runs a TypeScript program under `unshare -m` (its mounts die with it); resolves to its stdout. */
-export function inPrivateNamespace(script: string, env: Record<string, string>): Promise<string> {
+export function inPrivateNamespace(
+  script: string,
+  env: Record<string, string>,
+  args: readonly string[] = [],
+): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       'unshare',
@@ -142,6 +146,7 @@ export function inPrivateNamespace(script: string, env: Record<string, string>):
         '--import',
         TSX_LOADER,
         script,
+        ...args,
       ],
       { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } },
     );
