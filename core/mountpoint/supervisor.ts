@@ -11,6 +11,9 @@ import { sameMount, topMount, type MountEntry } from './mountinfo';
 
 /** Mountpoint waits 30 s for its own mount; we allow a little more before calling it a failure. */
 export const READY_TIMEOUT_MS = 35_000;
+/** First restart after a crash within 125-250 ms, doubling per failed try up to 30 s. */
+export const RESTART_INITIAL_MS = 250;
+export const RESTART_MAX_MS = 30_000;
 /** A process that stayed up this long crashed on its own: its restart backoff starts over. */
 export const STABLE_RUN_MS = 60_000;
 /** SIGTERM first; a process still running after this gets SIGKILL. */
@@ -157,7 +160,7 @@ export class Supervisor {
   private async restartLater(entry: Entry): Promise<void> {
     const { signal } = entry.stopped;
     while (!signal.aborted) {
-      const inMs = backoffDelay(Math.min(entry.attempt, 5), 1000, 30_000);
+      const inMs = backoffDelay(Math.min(entry.attempt, 10), RESTART_INITIAL_MS, RESTART_MAX_MS);
       this.onEvent({ type: 'restart-scheduled', key: entry.spec.key, inMs });
       await this.clock.sleep(inMs, signal);
       if (signal.aborted) return;

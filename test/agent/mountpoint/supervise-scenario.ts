@@ -156,8 +156,8 @@ async function main(): Promise<SuperviseResult> {
       fault: { kind: 'error', status: 403, code: 'AccessDenied' },
     });
     process.kill(proc(1).pid!, 'SIGKILL');
-    // Three failures: the next try is 4-8 s away when `down` comes.
-    await waitFor('three failed restarts', () => logLines('process-restart-failed', '').length >= 3, 30_000);
+    // Five failures: the next try is 4-8 s away when `down` comes.
+    await waitFor('five failed restarts', () => logLines('process-restart-failed', '').length >= 5, 30_000);
     result.restartFailures = logLines('process-restart-failed', '');
 
     // 3. down, with that restart's backoff pending.
