@@ -39,7 +39,7 @@ function unitScript(unit: string, key: string): string[] {
     .map((cmd) => (cmd.startsWith('-') ? `${cmd.slice(1)} || true` : cmd));
 }
 
-it('a unit with a local cache starts Mountpoint on a fresh cache volume, and again after a restart', async () => {
+it('a unit with a local cache starts Mountpoint on a fresh cache volume, and again after a crash (Restart=)', async () => {
   const s3 = s3Client();
   await s3.send(new CreateBucketCommand({ Bucket: 'unit-data' }));
   await s3.send(new PutObjectCommand({ Bucket: 'unit-data', Key: 'train/a.bin', Body: 'hello from S3' }));
@@ -66,22 +66,32 @@ it('a unit with a local cache starts Mountpoint on a fresh cache volume, and aga
     mountS3: emulatorMountS3(dir, binary, emulatorEndpoint()),
     description: 'test',
   });
-  // Start, read, stop; then start again as Restart= would (Mountpoint removed its cache at exit).
-  const cycle = [
+  // Start and read; the process crashes (kill -9: a dead FUSE mount stays); systemd's Restart=on-failure
+  // runs the unit again, which must clear the dead mount and start on the same cache; then ExecStop=.
+  const mnt = join(dir, 'mnt');
+  const ours = `pgrep -f -- ' ${mnt}$'`;
+  const start = [
     ...unitScript(unit, 'ExecStartPre'),
     ...unitScript(unit, 'ExecStart'),
-    `cat ${join(dir, 'mnt', 'a.bin')}; echo`,
+    `cat ${join(mnt, 'a.bin')}; echo`,
     `stat -c '%a %U' ${p.options.cacheDirectory}`,
-    ...unitScript(unit, 'ExecStop'),
-    // systemd waits for the main process to exit after ExecStop= before it starts the unit again.
-    `while pgrep -f -- ' ${join(dir, 'mnt')}$' >/dev/null; do sleep 0.05; done`,
   ];
-  const script = ['set -e', ...cycle, ...cycle].join('\n');
+  const gone = `while ${ours} >/dev/null; do sleep 0.05; done`;
+  const script = [
+    'set -e',
+    ...start,
+    `kill -9 $(${ours})`,
+    gone,
+    ...start,
+    ...unitScript(unit, 'ExecStop'),
+    gone,
+    `grep -c ' ${mnt} ' /proc/self/mountinfo || true`,
+  ].join('\n');
   writeFileSync(join(dir, 'unit.sh'), script);
   const { stdout } = await promisify(execFile)(
     'unshare',
     ['-m', '--propagation', 'private', '--', 'bash', join(dir, 'unit.sh')],
     { env: process.env, timeout: 60_000 },
   );
-  expect(stdout.trim().split('\n')).toEqual(['hello from S3', '700 root', 'hello from S3', '700 root']);
+  expect(stdout.trim().split('\n')).toEqual(['hello from S3', '700 root', 'hello from S3', '700 root', '0']);
 }, 90_000);
