@@ -177,7 +177,8 @@ export class MountAgent {
       const bucket = this.expressBucket;
       const client = this.expressClient;
       this.watchdog = new ExpressWatchdog({
-        probe: () => probeExpressBucket(client, bucket, o.config.expressCache!.probeTimeoutMs, this.clock),
+        probe: (cancel) =>
+          probeExpressBucket(client, bucket, o.config.expressCache!.probeTimeoutMs, this.clock, cancel),
         intervalMs: o.config.expressCache!.probeIntervalMs,
         initiallyHealthy: healthy,
         clock: this.clock,
@@ -208,6 +209,11 @@ export class MountAgent {
         }
       }
     })();
+    await new Promise<void>((resolve) =>
+      signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true }),
+    );
+    // A zone change may be starting a process (up to Mountpoint's 30 s readiness wait): end that now.
+    this.supervisor?.cancel();
     await Promise.all([watching, refreshing]);
     await this.stop();
   }

@@ -176,6 +176,11 @@ export class Supervisor {
     }
   }
 
+  /** Ends every pending start and restart at once; processes already mounted run until stop(). */
+  cancel(): void {
+    for (const entry of this.entries.values()) entry.stopped.abort();
+  }
+
   /** Cancels any pending restart, SIGTERM (SIGKILL after STOP_TIMEOUT_MS), then detaches our mount if left. */
   async stop(key: string): Promise<void> {
     const entry = this.entries.get(key);
