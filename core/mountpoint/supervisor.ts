@@ -90,7 +90,8 @@ export class Supervisor {
     mkdirSync(spec.mountPoint, { recursive: true });
     if (spec.cacheDirectory) prepareCacheDirectory(spec.cacheDirectory);
     if (entry.stopped.signal.aborted) throw new Error(`${spec.key} was stopped before it started`);
-    const before = topMount(spec.mountPoint)?.id;
+    const before = topMount(spec.mountPoint);
+    const isNew = (m: MountEntry | undefined): m is MountEntry => !!m && !(before && sameMount(m, before));
     const child = spawn(this.mountS3, ['--foreground', ...spec.args], {
       stdio: ['ignore', 'ignore', 'pipe'],
       env: { ...this.baseEnv, ...spec.environment },
@@ -111,7 +112,7 @@ export class Supervisor {
     const deadline = this.clock.now() + READY_TIMEOUT_MS;
     for (;;) {
       const mounted = topMount(spec.mountPoint);
-      if (mounted && mounted.id !== before) {
+      if (isNew(mounted)) {
         ready = true;
         entry.mount = mounted;
         entry.readyAt = this.clock.now();
@@ -134,7 +135,7 @@ export class Supervisor {
         await exited;
         // Killed just after it mounted: remember the mount so stop() detaches it.
         const left = topMount(spec.mountPoint);
-        if (left && left.id !== before) entry.mount = left;
+        if (isNew(left)) entry.mount = left;
         throw new Error(
           entry.stopped.signal.aborted
             ? `${this.mountS3} for ${spec.mountPoint} was stopped before it was mounted`
