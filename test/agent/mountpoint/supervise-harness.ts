@@ -127,7 +127,14 @@ export async function runSupervise(motoEndpoint: string, mountS3: string): Promi
   }
 }
 
-/** Runs a TypeScript program under `unshare -m` (its mounts die with it); resolves to its stdout. */
+/** How long a scenario may take before it is killed with everything it started. */
+export const SCENARIO_TIMEOUT_MS = 110_000;
+
+/**
+ * Runs a TypeScript program in private mount and PID namespaces, with its own /proc: its mounts, and every
+ * process it starts, die with it, also when it hangs and is killed after SCENARIO_TIMEOUT_MS.
+ * Resolves to its stdout.
+ */
 export function inPrivateNamespace(
   script: string,
   env: Record<string, string>,
@@ -137,9 +144,13 @@ export function inPrivateNamespace(
     const child = spawn(
       'unshare',
       [
-        '-m',
+        '--mount',
         '--propagation',
         'private',
+        '--pid',
+        '--fork',
+        '--kill-child',
+        '--mount-proc',
         '--',
         process.execPath,
         '--no-warnings',
@@ -150,13 +161,16 @@ export function inPrivateNamespace(
       ],
       { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } },
     );
+    const timer = setTimeout(() => child.kill('SIGKILL'), SCENARIO_TIMEOUT_MS);
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
     child.once('error', reject);
-    child.once('exit', (code) =>
-      code === 0 ? resolve(stdout) : reject(new Error(`${script} exited with ${code}: ${stderr}`)),
-    );
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(stdout);
+      else reject(new Error(`${script} exited with ${code ?? signal}: ${stderr}`));
+    });
   });
 }
