@@ -188,7 +188,8 @@ export class MountAgent {
       const bucket = this.expressBucket;
       const client = this.expressClient;
       this.watchdog = new ExpressWatchdog({
-        probe: () => probeExpressBucket(client, bucket, o.config.expressCache!.probeTimeoutMs, this.clock),
+        probe: (cancel) =>
+          probeExpressBucket(client, bucket, o.config.expressCache!.probeTimeoutMs, this.clock, cancel),
         intervalMs: o.config.expressCache!.probeIntervalMs,
         initiallyHealthy: healthy,
         clock: this.clock,
@@ -209,24 +210,38 @@ export class MountAgent {
         await this.clock.sleep(1000, signal);
         for (const m of this.mounts) {
           if (signal.aborted) break;
-          if (await m.switcher?.refresh().catch(() => false)) {
+          const rebound = await m.switcher?.refresh().catch((e: Error) => {
+            this.log({ event: 'rebind-failed', mount: m.plan.mount.path, error: e.message });
+            return false;
+          });
+          if (rebound) {
             this.log({ event: 'rebound', mount: m.plan.mount.path, active: this.active(m) });
           }
         }
       }
     })();
+    await new Promise<void>((resolve) =>
+      signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true }),
+    );
+    // A zone change may be starting a process (up to Mountpoint's 30 s readiness wait): end that now.
+    this.supervisor?.cancel();
     await Promise.all([watching, refreshing]);
     await this.stop();
   }
 
   async stop(): Promise<void> {
-    for (const m of this.mounts) await m.switcher?.detachAll().catch(() => undefined);
+    const failed = (event: string, mount: string) => (e: Error) =>
+      this.log({ event, mount, error: e.message });
+    for (const m of this.mounts)
+      await m.switcher?.detachAll().catch(failed('detach-failed', m.plan.mount.path));
     if (this.supervisor) await this.supervisor.stopAll();
     else {
       for (const m of this.mounts) {
         for (const p of m.plan.processes)
           if (m.running.has(p.role))
-            await this.run('systemctl', ['stop', unitName(m.plan.name, p.role)]).catch(() => '');
+            await this.run('systemctl', ['stop', unitName(m.plan.name, p.role)]).catch(
+              failed('unit-stop-failed', m.plan.mount.path),
+            );
       }
     }
     this.expressClient?.destroy();
@@ -242,6 +257,7 @@ export class MountAgent {
         mountPoint: p.mountPoint,
         args: p.args,
         environment: p.environment,
+        ...(p.options.cacheDirectory ? { cacheDirectory: p.options.cacheDirectory } : {}),
       });
     } else {
       // Started, never enabled: at boot the agent's own unit starts them after its pre-mount probe.

@@ -4,7 +4,7 @@
  * tests check the exact commands without formatting disks.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, chownSync, lstatSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { NvmeDisk } from './host';
@@ -126,4 +126,17 @@ export async function prepareCacheVolume(
   }
   await run('mkfs.ext4', ['-F', '-q', '-m', '0', '-E', 'nodiscard', '-L', 'mountfleet-cache', volume.device]);
   await run('mount', ['-o', 'noatime', volume.device, volume.directory]);
+}
+
+/**
+ * Makes a process's `--cache` directory, owned by the agent's user and closed to others (cached objects
+ * keep no S3 permissions). Mountpoint 1.24 refuses to start without it and, at exit, removes only the
+ * `mountpoint-cache` directory it makes inside, so this runs before every start.
+ */
+export function prepareCacheDirectory(directory: string): void {
+  mkdirSync(directory, { recursive: true, mode: 0o700 });
+  if (!lstatSync(directory).isDirectory())
+    throw new Error(`cache directory ${directory} is not a directory (a symlink or a file is in the way)`);
+  chownSync(directory, process.getuid!(), process.getgid!());
+  chmodSync(directory, 0o700);
 }

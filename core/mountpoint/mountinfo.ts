@@ -4,6 +4,8 @@ import { readFileSync } from 'node:fs';
 export interface MountEntry {
   readonly id: number;
   readonly parentId: number;
+  /** `major:minor` of the file system: a new FUSE connection gets a new one while the old is referenced. */
+  readonly device: string;
   readonly root: string;
   readonly mountPoint: string;
   readonly fsType: string;
@@ -24,6 +26,7 @@ export function readMountinfo(path = '/proc/self/mountinfo'): MountEntry[] {
       return {
         id: Number(f[0]),
         parentId: Number(f[1]),
+        device: f[2],
         root: unescape(f[3]),
         mountPoint: unescape(f[4]),
         fsType: fsType ?? '',
@@ -50,4 +53,18 @@ export function mountStack(path: string, entries: readonly MountEntry[] = readMo
 /** The top-most mount on `path`, if any. */
 export function topMount(path: string, entries?: readonly MountEntry[]): MountEntry | undefined {
   return mountStack(path, entries).at(-1);
+}
+
+/**
+ * True when both describe the same mount. The kernel reuses a mount ID once its mount is gone, so a
+ * restarted process can get its predecessor's ID: the device and source must match as well.
+ */
+export function sameMount(a: MountEntry, b: MountEntry): boolean {
+  return (
+    a.id === b.id &&
+    a.parentId === b.parentId &&
+    a.device === b.device &&
+    a.fsType === b.fsType &&
+    a.source === b.source
+  );
 }

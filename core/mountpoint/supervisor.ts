@@ -1,16 +1,23 @@
 /**
  * Runs Mountpoint processes without systemd (containers, AWS Batch, tests): each in the foreground as
  * our child, ready once its directory shows up in mountinfo, restarted with backoff when it dies, and
- * stopped with SIGTERM (then a lazy unmount of whatever it left behind).
+ * stopped with SIGTERM (then a lazy unmount of the mount it made, if it left it behind).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { backoffDelay, systemClock, type Clock } from '../clock';
-import { execCommand, type CommandRunner } from './cache-volume';
-import { topMount } from './mountinfo';
+import { execCommand, prepareCacheDirectory, type CommandRunner } from './cache-volume';
+import { sameMount, topMount, type MountEntry } from './mountinfo';
 
 /** Mountpoint waits 30 s for its own mount; we allow a little more before calling it a failure. */
 export const READY_TIMEOUT_MS = 35_000;
+/** First restart after a crash within 125-250 ms, doubling per failed try up to 30 s. */
+export const RESTART_INITIAL_MS = 250;
+export const RESTART_MAX_MS = 30_000;
+/** A process that stayed up this long crashed on its own: its restart backoff starts over. */
+export const STABLE_RUN_MS = 60_000;
+/** SIGTERM first; a process still running after this gets SIGKILL. */
+export const STOP_TIMEOUT_MS = 10_000;
 
 export interface SupervisedSpec {
   readonly key: string;
@@ -18,19 +25,31 @@ export interface SupervisedSpec {
   /** Mountpoint's arguments in background form; the supervisor adds --foreground. */
   readonly args: readonly string[];
   readonly environment: Readonly<Record<string, string>>;
+  /** `--cache` directory: Mountpoint refuses to start unless it exists, so it is made before every start. */
+  readonly cacheDirectory?: string;
 }
 
 export type SupervisorEvent =
   | { type: 'ready'; key: string; pid: number; mountId: number; restarts: number }
   | { type: 'exited'; key: string; code: number | null; signal: string | null; stderr: string }
-  | { type: 'restart-scheduled'; key: string; inMs: number };
+  | { type: 'restart-scheduled'; key: string; inMs: number }
+  | { type: 'restart-failed'; key: string; error: string }
+  | { type: 'detach-failed'; key: string; error: string };
 
 interface Entry {
-  spec: SupervisedSpec;
+  readonly spec: SupervisedSpec;
+  /** Aborted by stop(): ends the readiness wait and the restart backoff at once. */
+  readonly stopped: AbortController;
   child?: ChildProcess;
+  /** The mount the current (or last) process made, as mountinfo showed it once ready. */
+  mount?: MountEntry;
+  readyAt?: number;
   restarts: number;
-  stopping: boolean;
+  /** Consecutive restarts since the last stable run: the backoff step. */
+  attempt: number;
   stderr: string;
+  /** Pending restart loop, awaited by stop() so nothing outlives it. */
+  restarting?: Promise<void>;
 }
 
 export class Supervisor {
@@ -46,7 +65,7 @@ export class Supervisor {
 
   /** Starts a process and resolves once it is mounted; rejects with Mountpoint's error if it fails. */
   async start(spec: SupervisedSpec): Promise<void> {
-    const entry: Entry = { spec, restarts: 0, stopping: false, stderr: '' };
+    const entry: Entry = { spec, stopped: new AbortController(), restarts: 0, attempt: 0, stderr: '' };
     this.entries.set(spec.key, entry);
     await this.launch(entry);
   }
@@ -65,10 +84,14 @@ export class Supervisor {
 
   private async launch(entry: Entry): Promise<void> {
     const { spec } = entry;
+    // First detach the dead FUSE mount a killed process leaves: every access to the path, mkdir's
+    // included, fails with ENOTCONN ("Transport endpoint is not connected") until it is gone.
+    await this.detachOwnMount(entry);
     mkdirSync(spec.mountPoint, { recursive: true });
-    // A process that died leaves its mount behind (a dead FUSE connection for the real Mountpoint).
-    if (topMount(spec.mountPoint)) await this.run('umount', ['-l', spec.mountPoint]).catch(() => '');
-    const before = topMount(spec.mountPoint)?.id;
+    if (spec.cacheDirectory) prepareCacheDirectory(spec.cacheDirectory);
+    if (entry.stopped.signal.aborted) throw new Error(`${spec.key} was stopped before it started`);
+    const before = topMount(spec.mountPoint);
+    const isNew = (m: MountEntry | undefined): m is MountEntry => !!m && !(before && sameMount(m, before));
     const child = spawn(this.mountS3, ['--foreground', ...spec.args], {
       stdio: ['ignore', 'ignore', 'pipe'],
       env: { ...this.baseEnv, ...spec.environment },
@@ -81,13 +104,18 @@ export class Supervisor {
     child.once('exit', (code, signal) => {
       this.onEvent({ type: 'exited', key: spec.key, code, signal, stderr: entry.stderr.trim() });
       // A process that never became ready is launch()'s failure to report, not a crash to restart.
-      if (ready && !entry.stopping && entry.child === child) void this.restartLater(entry);
+      if (ready && !entry.stopped.signal.aborted && entry.child === child) {
+        if (this.clock.now() - (entry.readyAt ?? 0) >= STABLE_RUN_MS) entry.attempt = 0;
+        entry.restarting = this.restartLater(entry);
+      }
     });
     const deadline = this.clock.now() + READY_TIMEOUT_MS;
     for (;;) {
       const mounted = topMount(spec.mountPoint);
-      if (mounted && mounted.id !== before) {
+      if (isNew(mounted)) {
         ready = true;
+        entry.mount = mounted;
+        entry.readyAt = this.clock.now();
         this.onEvent({
           type: 'ready',
           key: spec.key,
@@ -102,48 +130,75 @@ export class Supervisor {
           `${this.mountS3} for ${spec.mountPoint} exited (${child.exitCode ?? child.signalCode}): ${entry.stderr.trim()}`,
         );
       }
-      if (this.clock.now() > deadline) {
+      if (entry.stopped.signal.aborted || this.clock.now() > deadline) {
         child.kill('SIGKILL');
         await exited;
+        // Killed just after it mounted: remember the mount so stop() detaches it.
+        const left = topMount(spec.mountPoint);
+        if (isNew(left)) entry.mount = left;
         throw new Error(
-          `${this.mountS3} for ${spec.mountPoint} was not mounted within ${READY_TIMEOUT_MS} ms`,
+          entry.stopped.signal.aborted
+            ? `${this.mountS3} for ${spec.mountPoint} was stopped before it was mounted`
+            : `${this.mountS3} for ${spec.mountPoint} was not mounted within ${READY_TIMEOUT_MS} ms`,
         );
       }
-      await this.clock.sleep(50);
+      await this.clock.sleep(50, entry.stopped.signal);
     }
+  }
+
+  /**
+   * Lazily unmounts the mount this entry's process made, when it is still the top mount on the path.
+   * Anything else there (another agent's mount, an operator's) is left alone.
+   */
+  private async detachOwnMount(entry: Entry): Promise<void> {
+    const ours = entry.mount;
+    if (!ours) return;
+    const top = topMount(entry.spec.mountPoint);
+    if (top && sameMount(top, ours)) await this.run('umount', ['-l', entry.spec.mountPoint]);
+    entry.mount = undefined;
   }
 
   private async restartLater(entry: Entry): Promise<void> {
-    for (;;) {
-      const inMs = backoffDelay(Math.min(entry.restarts, 5), 1000, 30_000);
+    const { signal } = entry.stopped;
+    while (!signal.aborted) {
+      const inMs = backoffDelay(Math.min(entry.attempt, 10), RESTART_INITIAL_MS, RESTART_MAX_MS);
       this.onEvent({ type: 'restart-scheduled', key: entry.spec.key, inMs });
-      await this.clock.sleep(inMs);
-      if (entry.stopping) return;
+      await this.clock.sleep(inMs, signal);
+      if (signal.aborted) return;
       entry.restarts++;
+      entry.attempt++;
       try {
         await this.launch(entry);
         return;
-      } catch {
-        // Not mounted this time (the exit event carried Mountpoint's error): back off and try again.
+      } catch (e) {
+        if (!signal.aborted)
+          this.onEvent({ type: 'restart-failed', key: entry.spec.key, error: (e as Error).message });
       }
     }
   }
 
-  /** SIGTERM, up to 10 s to exit, then SIGKILL; finally detach anything still mounted there. */
+  /** Ends every pending start and restart at once; processes already mounted run until stop(). */
+  cancel(): void {
+    for (const entry of this.entries.values()) entry.stopped.abort();
+  }
+
+  /** Cancels any pending restart, SIGTERM (SIGKILL after STOP_TIMEOUT_MS), then detaches our mount if left. */
   async stop(key: string): Promise<void> {
     const entry = this.entries.get(key);
     if (!entry) return;
-    entry.stopping = true;
+    entry.stopped.abort();
     const child = entry.child;
     if (child && child.exitCode === null && child.signalCode === null) {
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
       child.kill('SIGTERM');
-      const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      const killer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
       await exited;
       clearTimeout(killer);
     }
-    if (topMount(entry.spec.mountPoint))
-      await this.run('umount', ['-l', entry.spec.mountPoint]).catch(() => '');
+    await entry.restarting;
+    await this.detachOwnMount(entry).catch((e: Error) =>
+      this.onEvent({ type: 'detach-failed', key, error: e.message }),
+    );
     this.entries.delete(key);
   }
 

@@ -8,15 +8,15 @@
  */
 import { mkdirSync } from 'node:fs';
 import { execCommand, type CommandRunner } from './cache-volume';
-import { mountStack, topMount, type MountEntry } from './mountinfo';
+import { mountStack, sameMount, topMount, type MountEntry } from './mountinfo';
 
 export interface Layer {
   /** The directory bound onto the user's path (a Mountpoint process's mount point). */
   readonly target: string;
   /** Mount ID of the bind on the user's path. */
   readonly layerId: number;
-  /** Mount ID of the target's own mount when bound: a new ID there means the process was restarted. */
-  readonly targetMountId: number;
+  /** The target's own mount when bound: a different mount there means the process was restarted. */
+  readonly targetMount: MountEntry;
 }
 
 export class PathSwitcher {
@@ -46,9 +46,9 @@ export class PathSwitcher {
     if (!targetMount)
       throw new Error(`cannot switch ${this.userPath} to ${target}: nothing is mounted there`);
     const top = this.layers.at(-1);
-    if (top?.target === target && top.targetMountId === targetMount.id) return;
+    if (top?.target === target && sameMount(top.targetMount, targetMount)) return;
     const below = this.layers.at(-2);
-    if (below?.target === target && below.targetMountId === targetMount.id && top) {
+    if (below?.target === target && sameMount(below.targetMount, targetMount) && top) {
       await this.run('umount', ['-l', this.userPath]);
       this.layers.pop();
       return;
@@ -57,7 +57,7 @@ export class PathSwitcher {
     await this.run('mount', ['--bind', target, this.userPath]);
     const layer = topMount(this.userPath, this.entries());
     if (!layer) throw new Error(`bind of ${target} on ${this.userPath} did not appear in mountinfo`);
-    this.layers.push({ target, layerId: layer.id, targetMountId: targetMount.id });
+    this.layers.push({ target, layerId: layer.id, targetMount });
   }
 
   /** Rebinds the active target when its process was restarted (its mount has a new ID). */
@@ -65,7 +65,7 @@ export class PathSwitcher {
     const top = this.layers.at(-1);
     if (!top) return false;
     const current = topMount(top.target, this.entries());
-    if (!current || current.id === top.targetMountId) return false;
+    if (!current || sameMount(current, top.targetMount)) return false;
     await this.switchTo(top.target);
     return true;
   }

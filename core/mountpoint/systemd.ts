@@ -12,6 +12,7 @@ import { OTLP_ENDPOINT, type ProcessPlan } from './tuning';
 
 export const UNIT_DIRECTORY = '/etc/systemd/system';
 export const FUSERMOUNT = '/usr/bin/fusermount';
+export const INSTALL = '/usr/bin/install';
 
 /** Escapes one argument for ExecStart=: `%` starts a specifier, `$` a variable, spaces split words. */
 export function systemdArg(arg: string): string {
@@ -48,6 +49,10 @@ export function renderMountUnit(options: {
     // Restarting after a crash finds a dead FUSE mount ("Transport endpoint is not connected"):
     // detach it first (the leading '-' ignores "not mounted"), or the new process cannot mount there.
     `ExecStartPre=-${FUSERMOUNT} -uz ${systemdArg(p.mountPoint)}`,
+    // Mountpoint refuses a --cache directory that does not exist; install -d also fixes its mode.
+    ...(p.options.cacheDirectory
+      ? [`ExecStartPre=${INSTALL} -d -m 0700 ${systemdArg(p.options.cacheDirectory)}`]
+      : []),
     `ExecStart=${[mountS3, ...p.args].map(systemdArg).join(' ')}`,
     `ExecStop=${FUSERMOUNT} -u ${systemdArg(p.mountPoint)}`,
     'Restart=on-failure',

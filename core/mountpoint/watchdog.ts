@@ -7,7 +7,8 @@ import { systemClock, type Clock } from '../clock';
 import type { ProbeResult } from './express-probe';
 
 export interface WatchdogOptions {
-  readonly probe: () => Promise<ProbeResult>;
+  /** One probe; it should end at once when `cancel` aborts (the watchdog is stopping). */
+  readonly probe: (cancel: AbortSignal) => Promise<ProbeResult>;
   readonly intervalMs: number;
   /** @default 2 */
   readonly failuresToTrip?: number;
@@ -46,7 +47,7 @@ export class ExpressWatchdog {
     const clock = this.options.clock ?? systemClock;
     while (!signal.aborted) {
       const startedAt = clock.now();
-      const result = await this.options.probe();
+      const result = await this.options.probe(signal);
       if (signal.aborted) return;
       await this.record(result, startedAt, clock.now());
       await clock.sleep(Math.max(0, startedAt + this.options.intervalMs - clock.now()), signal);

@@ -4,7 +4,7 @@
  * built from the published Mountpoint crates by scripts/build-harness.sh (test/support/mountpoint-harness/).
  * Where neither exists the suites that need it skip and say why.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
@@ -31,4 +31,18 @@ export function realMountpoint(): RealMountpoint | { readonly skip: string } {
   return {
     skip: `no real Mountpoint: ${harness} is not built (scripts/build-harness.sh needs Rust >= 1.95) and MOUNTFLEET_MOUNT_S3 is not set`,
   };
+}
+
+/**
+ * Writes `<dir>/mount-s3`, which runs `binary` against an S3 emulator: the agent renders command lines for
+ * AWS, and moto needs its endpoint and path-style addressing on top (nothing else is added).
+ */
+export function emulatorMountS3(dir: string, binary: string, endpoint: string): string {
+  const wrapper = join(dir, 'mount-s3');
+  writeFileSync(
+    wrapper,
+    `#!/bin/sh\nexec '${binary}' --endpoint-url '${endpoint}' --force-path-style "$@"\n`,
+    { mode: 0o755 },
+  );
+  return wrapper;
 }

@@ -35,6 +35,28 @@ describe('probe against the emulator, through the fault proxy', () => {
     expect(Date.now() - started).toBeLessThan(1500);
   });
 
+  test('stopping the watchdog cancels a probe in flight instead of waiting out its deadline', async () => {
+    proxy.addRule({ service: 's3', fault: { kind: 'blackhole' } });
+    const client = s3ExpressClient({ maxAttempts: 1 });
+    const results: ProbeResult[] = [];
+    const watchdog = new ExpressWatchdog({
+      probe: (cancel) => probeExpressBucket(client, BUCKET, 5000, undefined, cancel),
+      onProbe: (r) => results.push(r),
+      intervalMs: 1000,
+      initiallyHealthy: true,
+      onChange: () => undefined,
+    });
+    const stop = new AbortController();
+    const running = watchdog.run(stop.signal);
+    while (proxy.count('s3', 'HeadBucket') === 0) await new Promise((r) => setTimeout(r, 10));
+    const started = Date.now();
+    stop.abort();
+    await running;
+    expect(Date.now() - started).toBeLessThan(500);
+    expect(results).toEqual([]); // a cancelled probe is no evidence about the zone
+    client.destroy();
+  });
+
   test('a missing bucket is unhealthy too', async () => {
     const r = await probeExpressBucket(s3ExpressClient({ maxAttempts: 1 }), 'gone--use1-az4--x-s3', 1500);
     expect(r).toMatchObject({ healthy: false });

@@ -1,0 +1,51 @@
+/**
+ * `mountfleet up --supervise` on the real Mountpoint (the official mount-s3 named by MOUNTFLEET_MOUNT_S3, or
+ * the project's harness on the same crates) against moto, in a private mount namespace: mounts, reads,
+ * kill -9 and restart, a restart that keeps failing, and `down`. One scenario run; each test checks a part.
+ */
+import { emulatorEndpoint, useEmulator } from '../../support/emulator';
+import { realMountpoint } from '../../support/real-mountpoint';
+import { runSupervise, type SuperviseRun } from './supervise-harness';
+
+useEmulator();
+const mountpoint = realMountpoint();
+const skip = 'skip' in mountpoint ? mountpoint.skip : undefined;
+const binary = 'binary' in mountpoint ? mountpoint.binary : '';
+const it = skip ? test.skip : test;
+if (skip) test.skip(`(skipped: ${skip})`, () => undefined);
+
+let run: SuperviseRun;
+beforeAll(async () => {
+  if (!skip) run = await runSupervise(emulatorEndpoint(), binary);
+}, 120_000);
+
+it('up --supervise mounts every bucket (creating each --cache directory) and reads return the seeded bytes', () => {
+  const { result, seeded } = run;
+  expect(result.error ?? '').not.toMatch(/up exited/);
+  expect(result.upMs).toBeDefined();
+  expect(result.read).toEqual(seeded);
+});
+
+it('kill -9 of a Mountpoint process: the path serves again within 2 s, logged and counted in status --json', () => {
+  const { result } = run;
+  expect(result.restartMs).toBeLessThanOrEqual(2000);
+  expect(result.restartLogged).toBe(true);
+  expect(result.restartsCounted).toBe(1);
+});
+
+it('a restart that fails is logged with the reason and retried with backoff', () => {
+  const failures = run.result.restartFailures ?? [];
+  expect(failures.length).toBeGreaterThanOrEqual(5);
+  expect(failures[0]).toMatch(/"key":"[^"]+\/main".*exited/);
+});
+
+it('down unmounts everything within 1 s per mount, even with a restart backing off, and leaves no process', () => {
+  const { result } = run;
+  expect(result.error).toBeUndefined();
+  expect(result.downExit).toBe(0);
+  expect(result.agentStopMs).toBeLessThanOrEqual(1000);
+  expect(result.downMs).toBeLessThanOrEqual(1000 * result.mounts);
+  expect(result.agentExit).toBe(0);
+  expect(result.leftMounted).toBe(0);
+  expect(result.leftProcesses).toBe(0);
+});
