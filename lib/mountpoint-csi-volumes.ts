@@ -109,13 +109,6 @@ export class MountpointCsiVolumes extends Construct {
     };
     const [problem] = csiInputProblems(input);
     if (problem) invalidProp(this, problem.field, problem.problem, problem.fix);
-    if (props.mountpointVersion !== undefined && !/^\d+\.\d+\.\d+$/.test(props.mountpointVersion))
-      invalidProp(
-        this,
-        'mountpointVersion',
-        `"${props.mountpointVersion}" is not a release`,
-        'for example "1.24.0"',
-      );
     this.claims = planCsiClaims(input);
 
     this.role = this.driverRole(props.cluster);

@@ -73,6 +73,12 @@ export interface CsiClaim {
 /** Every problem with the input, each naming the field (`volumes[0].mountOptions[1]`) and the fix. */
 export function csiInputProblems(input: CsiPlanInput): CsiProblem[] {
   const problems: CsiProblem[] = [];
+  if (input.mountpointVersion !== undefined && !/^\d+\.\d+\.\d+$/.test(input.mountpointVersion))
+    problems.push({
+      field: 'mountpointVersion',
+      problem: `"${input.mountpointVersion}" is not a Mountpoint release`,
+      fix: 'for example "1.24.0" (driver v2.9.0 and later)',
+    });
   const ns = kubernetesNameProblem(input.namespace, 'label');
   if (ns) problems.push({ field: 'namespace', problem: ns, fix: 'for example "training"' });
   input.volumes.forEach((v, i) => {
