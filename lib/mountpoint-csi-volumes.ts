@@ -57,6 +57,8 @@ export interface MountpointCsiVolumesProps {
   readonly addonVersion?: string;
   /** The Mountpoint release inside the driver; flags newer than it are left out. @default '1.24.0' (driver v2.9.0+) */
   readonly mountpointVersion?: string;
+  /** Also render a cache-less `<name>-direct` claim per Express-cached volume, a fallback while a zone is down. @default false */
+  readonly fallbackClaims?: boolean;
   /** Install the `eks-pod-identity-agent` add-on the driver's Pod Identity needs; false when the cluster has it. @default true */
   readonly installPodIdentityAgent?: boolean;
 }
@@ -106,6 +108,7 @@ export class MountpointCsiVolumes extends Construct {
       ...(props.expressCache ? { expressBuckets: props.expressCache.bucketNames } : {}),
       ...(props.cacheSizeLimit !== undefined ? { cacheSizeLimit: props.cacheSizeLimit } : {}),
       ...(props.mountpointVersion ? { mountpointVersion: props.mountpointVersion } : {}),
+      ...(props.fallbackClaims ? { fallbackClaims: true } : {}),
     };
     const [problem] = csiInputProblems(input);
     if (problem) invalidProp(this, problem.field, problem.problem, problem.fix);
@@ -148,7 +151,7 @@ export class MountpointCsiVolumes extends Construct {
    * `topology.k8s.aws/zone-id: <azId>` and this claim.
    */
   claimNameFor(volume: string, azId: string): string {
-    const mine = this.claims.filter((c) => c.volume === volume);
+    const mine = this.claims.filter((c) => c.volume === volume && !c.fallback);
     if (mine.length === 0)
       invalidProp(
         this,
@@ -163,6 +166,19 @@ export class MountpointCsiVolumes extends Construct {
         `claimNameFor(${volume}, ${azId})`,
         `no claim in ${azId}`,
         `the Express cache has ${mine.map((c) => c.azId).join(', ')}`,
+      );
+    return claim.claimName;
+  }
+
+  /** The cache-less claim of an Express-cached `volume` (needs fallbackClaims), for any zone whose cache is down. */
+  fallbackClaimNameFor(volume: string): string {
+    const claim = this.claims.find((c) => c.volume === volume && c.fallback);
+    if (!claim)
+      invalidProp(
+        this,
+        `fallbackClaimNameFor(${volume})`,
+        'no fallback claim',
+        'set fallbackClaims: true; volumes without the Express cache have one claim for every zone',
       );
     return claim.claimName;
   }

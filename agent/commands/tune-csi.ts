@@ -39,6 +39,7 @@ export interface CsiOptions {
   namespace: string;
   cacheSizeLimit?: string;
   mountpointVersion?: string;
+  fallbackClaims?: boolean;
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -62,6 +63,10 @@ export function addCsiOptions(command: Command): Command {
     .option(
       '--cache-size-limit <quantity>',
       'with --csi: cacheEmptyDirSizeLimit, e.g. 100Gi (default: instance store share)',
+    )
+    .option(
+      '--fallback-claims',
+      'with --csi: also a cache-less <name>-direct claim per Express-cached volume',
     )
     .option('--mountpoint-version <v>', 'with --csi: Mountpoint in the driver (1.24.0 from driver v2.9.0)');
 }
@@ -147,6 +152,7 @@ export async function printCsiManifests(
     rootFreeGiB,
     ...(opts.cacheSizeLimit !== undefined ? { cacheSizeLimit: opts.cacheSizeLimit } : {}),
     ...(opts.mountpointVersion !== undefined ? { mountpointVersion: opts.mountpointVersion } : {}),
+    ...(opts.fallbackClaims ? { fallbackClaims: true } : {}),
   };
   const [problem] = csiInputProblems(input);
   if (problem) throw new UsageError(`${problem.field}: ${problem.problem} — ${problem.fix}`);

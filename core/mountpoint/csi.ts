@@ -57,12 +57,16 @@ export interface CsiPlanInput {
   readonly rootFreeGiB?: number;
   /** Mountpoint release inside the driver: flags it lacks are left out. */
   readonly mountpointVersion?: string;
+  /** Also a cache-less `<name>-direct` claim per Express-cached volume, usable in every zone while one is down. */
+  readonly fallbackClaims?: boolean;
 }
 
 export interface CsiClaim {
   readonly volume: string;
-  /** Undefined for a volume without a per-zone cache (usable in every zone). */
+  /** Undefined for a volume without a per-zone cache, and for a fallback claim (usable in every zone). */
   readonly azId?: string;
+  /** The cache-less claim of an Express-cached volume (fallbackClaims). */
+  readonly fallback?: boolean;
   readonly persistentVolumeName: string;
   readonly claimName: string;
   readonly mountOptions: readonly string[];
@@ -189,11 +193,12 @@ export function planCsiClaims(input: CsiPlanInput): CsiClaim[] {
         version,
         v.mountOptions ?? [],
       );
-    const claim = (azId?: string, cacheXzBucket?: string): CsiClaim => {
-      const name = azId ? `${v.name}-${azId}` : v.name;
+    const claim = (azId?: string, cacheXzBucket?: string, fallback = false): CsiClaim => {
+      const name = azId ? `${v.name}-${azId}` : fallback ? `${v.name}-direct` : v.name;
       return {
         volume: v.name,
         ...(azId ? { azId } : {}),
+        ...(fallback ? { fallback } : {}),
         persistentVolumeName: name,
         claimName: name,
         mountOptions: optionsFor(cacheXzBucket),
@@ -202,9 +207,10 @@ export function planCsiClaims(input: CsiPlanInput): CsiClaim[] {
       };
     };
     if (!usesExpress(caches[i])) return [claim()];
-    return Object.entries(input.expressBuckets ?? {})
+    const zones = Object.entries(input.expressBuckets ?? {})
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([azId, bucket]) => claim(azId, bucket));
+    return input.fallbackClaims ? [...zones, claim(undefined, undefined, true)] : zones;
   });
 }
 

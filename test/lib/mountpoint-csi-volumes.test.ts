@@ -175,6 +175,9 @@ describe('MountpointCsiVolumes', () => {
       'use1-az4': 'imagenet-use1-az4',
       'use1-az6': 'imagenet-use1-az6',
     });
+    expect(() => volumes.fallbackClaimNameFor('imagenet')).toThrow(
+      'Eks/Volumes: fallbackClaimNameFor(imagenet): no fallback claim — set fallbackClaims: true',
+    );
     expect(() => volumes.claimNameFor('imagenet', 'use1-az1')).toThrow(
       'Eks/Volumes: claimNameFor(imagenet, use1-az1): no claim in use1-az1 — the Express cache has use1-az4, use1-az6',
     );
@@ -244,6 +247,16 @@ describe('MountpointCsiVolumes validation at synth: construct path, field, fix',
         ),
     ).toThrow('Eks/V4: volumes[].name: "a" is rendered twice');
   });
+});
+
+test('fallbackClaims: a cache-less claim per Express-cached volume, named by fallbackClaimNameFor', () => {
+  const { stack, props } = clusterStack();
+  const volumes = new MountpointCsiVolumes(stack, 'Volumes', props({ fallbackClaims: true }));
+  expect(volumes.fallbackClaimNameFor('imagenet')).toBe('imagenet-direct');
+  expect(volumes.claimNameFor('imagenet', 'use1-az4')).toBe('imagenet-use1-az4');
+  const names = manifestOf(Template.fromStack(stack)).map((d) => (d.metadata as { name: string }).name);
+  expect(names).toContain('imagenet-direct');
+  expect(names).not.toContain('checkpoints-direct');
 });
 
 test('installPodIdentityAgent false: only the driver add-on (the cluster already runs the agent)', () => {

@@ -125,6 +125,23 @@ describe('tuned mount options per instance type (golden)', () => {
   });
 });
 
+test('fallbackClaims: one cache-less <name>-direct claim per Express-cached volume, for every zone', () => {
+  const claims = planCsiClaims(input('m5.large', { fallbackClaims: true }));
+  expect(claims.map((c) => c.claimName)).toEqual([
+    'imagenet-use1-az4',
+    'imagenet-use1-az6',
+    'imagenet-direct',
+    'out',
+  ]);
+  const direct = claims[2];
+  expect(direct).toMatchObject({ fallback: true, volumeAttributes: claims[0].volumeAttributes });
+  expect(direct.azId).toBeUndefined();
+  // Same tuned options as the zone claims, less the zone's cache bucket.
+  expect(direct.mountOptions).toEqual(claims[0].mountOptions.filter((o) => !o.startsWith('cache-xz')));
+  const [, , , , pv] = renderCsiManifests(claims, 'training') as Array<{ spec: Record<string, unknown> }>;
+  expect(pv.spec.nodeAffinity).toBeUndefined();
+});
+
 describe('rendered manifests', () => {
   test('per-zone PVs are pinned to their zone ID and their claims bound to them', () => {
     const docs = renderCsiManifests(planCsiClaims(input('m5.large')), 'training') as Array<{
@@ -162,7 +179,7 @@ describe('rendered manifests', () => {
   });
 
   const scenarios: Array<[string, CsiPlanInput]> = [
-    ['Express per zone + cache-less read-write', input('p5.48xlarge')],
+    ['Express per zone + fallback + cache-less read-write', input('p5.48xlarge', { fallbackClaims: true })],
     [
       'ephemeral cache, proxy, container limits, pod credentials',
       input('m7i.4xlarge', {
