@@ -7,7 +7,6 @@ import type { CachePolicy } from '../core/config';
 import {
   CSI_ADDON_NAME,
   CSI_SERVICE_ACCOUNT,
-  csiCachePolicy,
   csiInputProblems,
   planCsiClaims,
   renderCsiManifests,
@@ -115,7 +114,7 @@ export class MountpointCsiVolumes extends Construct {
     this.claims = planCsiClaims(input);
 
     this.role = this.driverRole(props.cluster);
-    props.volumes.forEach((v, i) => {
+    props.volumes.forEach((v) => {
       const write = v.access === 'read-write';
       grantBucketMount(this, this.role, {
         bucket: v.bucket,
@@ -124,9 +123,8 @@ export class MountpointCsiVolumes extends Construct {
         delete: write && v.dataset !== 'immutable',
         description: `CSI volume ${v.name}`,
       });
-      if (csiCachePolicy(input.volumes[i], input.expressBuckets).includes('express'))
-        props.expressCache!.grantMountpointCache(this.role);
     });
+    if (this.claims.some((c) => c.azId)) props.expressCache!.grantMountpointCache(this.role);
 
     this.addon = new eks.CfnAddon(this, 'Addon', {
       addonName: CSI_ADDON_NAME,
@@ -194,7 +192,11 @@ export class MountpointCsiVolumes extends Construct {
     return [...new Set(this.claims.map((c) => c.volume))];
   }
 
-  /** Trusted by EKS Pod Identity only for the driver's service account in this cluster (session tags). */
+  /**
+   * Trusted by EKS Pod Identity only for the driver's service account in this cluster: the conditions are
+   * the session tags Pod Identity sets (EKS User Guide, "Create IAM role with trust policy required by EKS
+   * Pod Identity"), so no other association in the account can assume it.
+   */
   private driverRole(cluster: eks.ICluster): iam.Role {
     return new iam.Role(this, 'DriverRole', {
       description: 'Mountpoint S3 CSI driver (kube-system/s3-csi-driver-sa) through EKS Pod Identity',
@@ -202,7 +204,6 @@ export class MountpointCsiVolumes extends Construct {
         new iam.ServicePrincipal('pods.eks.amazonaws.com').withSessionTags(),
         {
           StringEquals: {
-            'aws:SourceAccount': Stack.of(this).account,
             'aws:RequestTag/eks-cluster-name': cluster.clusterName,
             'aws:RequestTag/kubernetes-namespace': 'kube-system',
             'aws:RequestTag/kubernetes-service-account': CSI_SERVICE_ACCOUNT,

@@ -169,8 +169,8 @@ export function planCsiClaims(input: CsiPlanInput): CsiClaim[] {
     cacheVolume: planCacheVolume(disks, (input.rootFreeGiB ?? 20) * 1024),
   });
   return input.volumes.flatMap((v, i) => {
-    const [process] = plan.mounts[i].processes;
-    const localMiB = process.options.maxCacheSizeMiB;
+    const [main] = plan.mounts[i].processes;
+    const localMiB = main.options.maxCacheSizeMiB;
     const attributes: Record<string, string> = {
       bucketName: v.bucket,
       ...(usesLocal(caches[i]) && (input.cacheSizeLimit ?? localMiB)
@@ -181,7 +181,7 @@ export function planCsiClaims(input: CsiPlanInput): CsiClaim[] {
     const optionsFor = (cacheXzBucket?: string) =>
       driverOptions(
         {
-          ...process.options,
+          ...main.options,
           region: input.region,
           // Set by the driver (cache volume attributes) or meaningless in the Mountpoint Pod.
           cacheDirectory: undefined,
@@ -203,7 +203,7 @@ export function planCsiClaims(input: CsiPlanInput): CsiClaim[] {
         claimName: name,
         mountOptions: optionsFor(cacheXzBucket),
         volumeAttributes: attributes,
-        readOnly: process.options.readOnly === true,
+        readOnly: main.options.readOnly === true,
       };
     };
     if (!usesExpress(caches[i])) return [claim()];

@@ -93,7 +93,6 @@ describe('MountpointCsiVolumes', () => {
             Action: ['sts:AssumeRole', 'sts:TagSession'],
             Condition: {
               StringEquals: {
-                'aws:SourceAccount': ACCOUNT,
                 'aws:RequestTag/eks-cluster-name': 'training',
                 'aws:RequestTag/kubernetes-namespace': 'kube-system',
                 'aws:RequestTag/kubernetes-service-account': 's3-csi-driver-sa',
@@ -257,6 +256,24 @@ test('fallbackClaims: a cache-less claim per Express-cached volume, named by fal
   const names = manifestOf(Template.fromStack(stack)).map((d) => (d.metadata as { name: string }).name);
   expect(names).toContain('imagenet-direct');
   expect(names).not.toContain('checkpoints-direct');
+});
+
+test('no cache session grant when no volume uses the Express cache; no DeleteObject on immutable data', () => {
+  const { stack, props } = clusterStack();
+  const bucket = s3.Bucket.fromBucketName(stack, 'B', 'bucket-one');
+  new MountpointCsiVolumes(
+    stack,
+    'Volumes',
+    props({
+      volumes: [
+        { name: 'a', bucket, prefix: 'a/', access: 'read-write', dataset: 'immutable', cache: 'local' },
+      ],
+    }),
+  );
+  const policy = JSON.stringify(Template.fromStack(stack).findResources('AWS::IAM::Policy'));
+  expect(policy).not.toContain('s3express:CreateSession');
+  expect(policy).toContain('s3:PutObject');
+  expect(policy).not.toContain('s3:DeleteObject');
 });
 
 test('installPodIdentityAgent false: only the driver add-on (the cluster already runs the agent)', () => {
