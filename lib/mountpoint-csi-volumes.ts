@@ -1,4 +1,4 @@
-import { Stack } from 'aws-cdk-lib';
+import { Stack, Token } from 'aws-cdk-lib';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
@@ -109,6 +109,7 @@ export class MountpointCsiVolumes extends Construct {
       ...(props.mountpointVersion ? { mountpointVersion: props.mountpointVersion } : {}),
       ...(props.fallbackClaims ? { fallbackClaims: true } : {}),
     };
+    checkAddonVersion(this, props);
     const [problem] = csiInputProblems(input);
     if (problem) invalidProp(this, problem.field, problem.problem, problem.fix);
     this.claims = planCsiClaims(input);
@@ -222,4 +223,36 @@ export class MountpointCsiVolumes extends Construct {
       addonName: 'eks-pod-identity-agent',
     });
   }
+}
+
+/**
+ * The options are rendered for one Mountpoint release: a v1 driver reads caches differently, and a v2 driver
+ * before v2.9.0 runs a Mountpoint without --memory-target, which would refuse the flag and fail every mount.
+ */
+function checkAddonVersion(scope: Construct, props: MountpointCsiVolumesProps): void {
+  const version = props.addonVersion;
+  if (version === undefined || Token.isUnresolved(version)) return;
+  const m = /^v(\d+)\.(\d+)\.\d+(-eksbuild\.\d+)?$/.exec(version);
+  if (!m)
+    invalidProp(
+      scope,
+      'addonVersion',
+      `"${version}" is not an add-on version`,
+      'for example "v2.9.2-eksbuild.1"',
+    );
+  const [major, minor] = [Number(m[1]), Number(m[2])];
+  if (major !== 2)
+    invalidProp(
+      scope,
+      'addonVersion',
+      `${version} is not a v2 driver`,
+      'use v2.9.0 or later (Mountpoint Pods, per-PV caches)',
+    );
+  if (minor < 9 && props.mountpointVersion === undefined)
+    invalidProp(
+      scope,
+      'addonVersion',
+      `${version} runs a Mountpoint older than 1.24.0, which has no --memory-target`,
+      'set mountpointVersion to the release it runs (e.g. "1.23.0" for v2.8) or use v2.9.0 or later',
+    );
 }

@@ -197,6 +197,21 @@ describe('MountpointCsiVolumes validation at synth: construct path, field, fix',
       'Eks/Volumes: cacheSizeLimit: "100GB" is not a Kubernetes quantity',
     ],
     [
+      'add-on v1',
+      { addonVersion: 'v1.15.0-eksbuild.1' },
+      'Eks/Volumes: addonVersion: v1.15.0-eksbuild.1 is not a v2 driver',
+    ],
+    [
+      'add-on before v2.9.0 without mountpointVersion',
+      { addonVersion: 'v2.8.0-eksbuild.1' },
+      'Eks/Volumes: addonVersion: v2.8.0-eksbuild.1 runs a Mountpoint older than 1.24.0, which has no --memory-target — set mountpointVersion',
+    ],
+    [
+      'add-on version typo',
+      { addonVersion: '2.9.2' },
+      'Eks/Volumes: addonVersion: "2.9.2" is not an add-on version',
+    ],
+    [
       'bad Mountpoint version',
       { mountpointVersion: 'v1.24' },
       'Eks/Volumes: mountpointVersion: "v1.24" is not a Mountpoint release',
@@ -274,6 +289,22 @@ test('no cache session grant when no volume uses the Express cache; no DeleteObj
   expect(policy).not.toContain('s3express:CreateSession');
   expect(policy).toContain('s3:PutObject');
   expect(policy).not.toContain('s3:DeleteObject');
+});
+
+test('an older v2 add-on with its Mountpoint release: pinned, and no --memory-target in the options', () => {
+  const { stack, props } = clusterStack();
+  new MountpointCsiVolumes(
+    stack,
+    'Volumes',
+    props({ addonVersion: 'v2.8.0-eksbuild.1', mountpointVersion: '1.23.0' }),
+  );
+  const template = Template.fromStack(stack);
+  template.hasResourceProperties('AWS::EKS::Addon', { AddonVersion: 'v2.8.0-eksbuild.1' });
+  const options = manifestOf(template).flatMap(
+    (d) => (d.spec as { mountOptions?: string[] }).mountOptions ?? [],
+  );
+  expect(options).toContain('maximum-throughput-gbps 50');
+  expect(options.filter((o) => o.startsWith('memory-target'))).toEqual([]);
 });
 
 test('installPodIdentityAgent false: only the driver add-on (the cluster already runs the agent)', () => {
