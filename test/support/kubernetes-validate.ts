@@ -3,7 +3,7 @@
  * `kubernetes-validate` (PyPI, pinned in scripts/setup.sh; it ships the schemas, so no network is used).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from './moto';
@@ -14,6 +14,8 @@ export const KUBERNETES_VERSIONS = ['1.31.0', '1.37.0'] as const;
 
 /** Runs kubernetes-validate --strict on a YAML stream; returns its findings ('' when every object passes). */
 export function kubernetesValidate(yaml: string, version: string): string {
+  if (!existsSync(KUBERNETES_VALIDATE))
+    throw new Error(`${KUBERNETES_VALIDATE} is missing: run scripts/setup.sh (it installs kubernetes-validate)`);
   const dir = mkdtempSync(join(tmpdir(), 'mf-k8s-'));
   const file = join(dir, 'manifests.yaml');
   writeFileSync(file, yaml);
