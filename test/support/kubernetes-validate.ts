@@ -15,7 +15,9 @@ export const KUBERNETES_VERSIONS = ['1.31.0', '1.37.0'] as const;
 /** Runs kubernetes-validate --strict on a YAML stream; returns its findings ('' when every object passes). */
 export function kubernetesValidate(yaml: string, version: string): string {
   if (!existsSync(KUBERNETES_VALIDATE))
-    throw new Error(`${KUBERNETES_VALIDATE} is missing: run scripts/setup.sh (it installs kubernetes-validate)`);
+    throw new Error(
+      `${KUBERNETES_VALIDATE} is missing: run scripts/setup.sh (it installs kubernetes-validate)`,
+    );
   const dir = mkdtempSync(join(tmpdir(), 'mf-k8s-'));
   const file = join(dir, 'manifests.yaml');
   writeFileSync(file, yaml);
