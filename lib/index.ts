@@ -17,6 +17,7 @@ export {
 // Constructs.
 export * from './fleet-network';
 export * from './express-cache';
+export * from './mountpoint-csi-volumes';
 export * from './scratch-file-systems';
 export * from './compute-fleet';
 export * from './orphan-reaper';

@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 
 MOTO_VERSION=5.2.5
 CFN_LINT_VERSION=1.58.0
+# Validates rendered Kubernetes manifests offline: the package ships the JSON schemas.
+KUBERNETES_VALIDATE_VERSION=1.37.0
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 
@@ -35,11 +37,12 @@ if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules
   npm ci --no-audit --no-fund --loglevel=error
 fi
 
-# moto (the AWS emulator) and cfn-lint in a project-local virtualenv.
-stamp=".venv/.mountfleet-${MOTO_VERSION}-${CFN_LINT_VERSION}"
+# moto (the AWS emulator), cfn-lint and kubernetes-validate in a project-local virtualenv.
+stamp=".venv/.mountfleet-${MOTO_VERSION}-${CFN_LINT_VERSION}-${KUBERNETES_VALIDATE_VERSION}"
 if [[ ! -f $stamp ]]; then
-  log "python venv .venv: moto[server]==${MOTO_VERSION} cfn-lint==${CFN_LINT_VERSION}"
+  log "python venv .venv: moto[server]==${MOTO_VERSION} cfn-lint==${CFN_LINT_VERSION} kubernetes-validate==${KUBERNETES_VALIDATE_VERSION}"
   python3 -m venv .venv
-  .venv/bin/pip install --quiet --disable-pip-version-check "moto[server]==${MOTO_VERSION}" "cfn-lint==${CFN_LINT_VERSION}"
+  .venv/bin/pip install --quiet --disable-pip-version-check "moto[server]==${MOTO_VERSION}" "cfn-lint==${CFN_LINT_VERSION}" \
+    "kubernetes-validate==${KUBERNETES_VALIDATE_VERSION}"
   touch "$stamp"
 fi

@@ -6,8 +6,9 @@ import { ec2Client } from '../../core/aws';
 import { DEFAULT_AGENT_CONFIG_PATH, loadAgentConfig } from '../../core/config';
 import { UnknownInstanceTypeError } from '../../core/mountpoint/instance-types';
 import { formatTuneReport, tuneForInstanceType, type TuneReport } from '../../core/mountpoint/tune-report';
+import { addCsiOptions, printCsiManifests, type CsiOptions } from './tune-csi';
 
-interface TuneOptions {
+interface TuneOptions extends CsiOptions {
   instanceType: string;
   config?: string;
   azId?: string;
@@ -21,8 +22,7 @@ interface TuneOptions {
 const MAX_ROOT_FREE_GIB = 65536;
 
 export const register: RegisterCommand = (program) => {
-  program
-    .command('tune')
+  addCsiOptions(program.command('tune'))
     .description(
       'the Mountpoint settings the agent would choose for an instance type, with the reason for each',
     )
@@ -50,6 +50,10 @@ export const register: RegisterCommand = (program) => {
       const configPath = opts.config ?? process.env.MOUNTFLEET_CONFIG ?? DEFAULT_AGENT_CONFIG_PATH;
       let report: TuneReport;
       try {
+        if (opts.csi) {
+          const config = opts.config || existsSync(configPath) ? loadAgentConfig(configPath) : undefined;
+          return await printCsiManifests(opts, config, rootFreeGiB);
+        }
         report = await tuneForInstanceType({
           instanceType: opts.instanceType,
           ...(opts.config || existsSync(configPath) ? { config: loadAgentConfig(configPath) } : {}),

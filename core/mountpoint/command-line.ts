@@ -63,11 +63,14 @@ export interface RenderedCommandLine {
   readonly args: string[];
   /** Flags left out because the pinned release predates them. */
   readonly omitted: { flag: RenderedFlag; since: string }[];
+  /** The same flags, each with its value (if any): for renderings in another syntax (the CSI driver's). */
+  readonly flags: { flag: RenderedFlag; value?: string }[];
 }
 
 export function renderCommandLine(o: MountpointOptions, version: string): RenderedCommandLine {
   const args: string[] = [];
   const omitted: { flag: RenderedFlag; since: string }[] = [];
+  const flags: { flag: RenderedFlag; value?: string }[] = [];
   const add = (flag: RenderedFlag, value?: string | number) => {
     const since = FLAG_FIRST_VERSION[flag];
     if (compareVersions(version, since) < 0) {
@@ -76,6 +79,7 @@ export function renderCommandLine(o: MountpointOptions, version: string): Render
     }
     args.push(flag);
     if (value !== undefined) args.push(String(value));
+    flags.push(value === undefined ? { flag } : { flag, value: String(value) });
   };
   if (o.foreground) add('--foreground');
   if (o.region) add('--region', o.region);
@@ -96,7 +100,7 @@ export function renderCommandLine(o: MountpointOptions, version: string): Render
   if (o.otlpEndpoint && o.otlpExportIntervalSeconds !== undefined)
     add('--otlp-export-interval', o.otlpExportIntervalSeconds);
   args.push(o.bucket, o.mountPoint);
-  return { args, omitted };
+  return { args, omitted, flags };
 }
 
 /** Quotes an argument for a systemd ExecStart= line or a shell, only when needed. */
