@@ -11,7 +11,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { cloudWatchClient, ec2Client, efsClient } from '../core/aws';
+import { cloudWatchClient, ec2Client, efsClient, taggingClient } from '../core/aws';
 import {
   connectionWindow,
   listFleetFileSystems,
@@ -52,7 +52,12 @@ async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Pr
   );
 }
 
-const clients = (): ReaperClients => ({ efs: efsClient(), ec2: ec2Client(), cloudwatch: cloudWatchClient() });
+const clients = (): ReaperClients => ({
+  efs: efsClient(),
+  ec2: ec2Client(),
+  cloudwatch: cloudWatchClient(),
+  tagging: taggingClient(),
+});
 
 interface Group {
   readonly label: string;

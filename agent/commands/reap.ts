@@ -7,7 +7,7 @@
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { Command } from 'commander';
 import { printJson, type RegisterCommand } from '../cli';
-import { cloudWatchClient, ec2Client, efsClient } from '../../core/aws';
+import { cloudWatchClient, ec2Client, efsClient, taggingClient } from '../../core/aws';
 import { parseWholeNumber, UnitError } from '../../core/plan/units';
 import { reap, type ReaperClients } from '../../core/reaper/reaper';
 import { summarizeReport } from '../../core/reaper/report';
@@ -91,6 +91,7 @@ export const register: RegisterCommand = (program: Command, ctx) => {
       const clients: ReaperClients = {
         efs: efsClient(),
         cloudwatch: cloudWatchClient(),
+        tagging: taggingClient(),
         get ec2() {
           return (ec2 ??= ec2Client());
         },

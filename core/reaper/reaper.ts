@@ -9,15 +9,10 @@
  */
 import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import type { EC2Client } from '@aws-sdk/client-ec2';
-import {
-  DeleteFileSystemCommand,
-  TagResourceCommand,
-  UntagResourceCommand,
-  type EFSClient,
-} from '@aws-sdk/client-efs';
+import { DeleteFileSystemCommand, type EFSClient } from '@aws-sdk/client-efs';
+import type { ResourceGroupsTaggingAPIClient } from '@aws-sdk/client-resource-groups-tagging-api';
 import { systemClock, type Clock } from '../clock';
-import { teardownFileSystem } from '../efs-teardown';
-import { TAG_MARKED_IDLE_AT } from '../tags';
+import { listMountTargets, teardownFileSystem } from '../efs-teardown';
 import {
   decide,
   isNeed,
@@ -31,6 +26,7 @@ import {
 } from './decide';
 import { errorName, errorText } from '../errors';
 import { connectionWindow, listFleetFileSystems, lookupOwners, readConnections } from './evidence';
+import { markIdle, unmarkIdle, type MarkResults } from './marks';
 import { emptyReport, type ReapReport } from './report';
 import type { ReaperSettings } from './settings';
 
@@ -38,9 +34,11 @@ export interface ReaperClients {
   readonly efs: EFSClient;
   readonly ec2: EC2Client;
   readonly cloudwatch: CloudWatchClient;
+  /** Idle marks, 20 file systems a call. */
+  readonly tagging: ResourceGroupsTaggingAPIClient;
 }
 
-export type Outcome = 'deleted' | 'marked' | 'unmarked' | 'kept' | 'failed';
+export type Outcome = 'deleted' | 'marked' | 'unmarked' | 'kept' | 'foreign' | 'failed';
 
 /** One line per file system: what was decided, why, and what came of it. */
 export interface DecisionRecord {
@@ -89,9 +87,10 @@ async function decideAll(
   settings: ReaperSettings,
   fileSystems: readonly FileSystemFacts[],
   ctx: DecisionContext,
+  knownOwners: ReadonlyMap<string, OwnerEvidence>,
 ): Promise<Map<string, Decision>> {
   const connections = new Map<string, ConnectionEvidence>();
-  const owners = new Map<string, OwnerEvidence>();
+  const owners = new Map<string, OwnerEvidence>(knownOwners);
   const round = () =>
     new Map<string, Decision | Need>(
       fileSystems.map((fs) => [
@@ -143,12 +142,16 @@ type DeletionResult =
   /** What the reaper saw at deletion time contradicts the decision's evidence: nothing was touched. */
   | { readonly status: 'contradicted'; readonly reason: string };
 
+/** Mount-target states that mean someone is setting the file system up or changing it: evidence of use. */
+const MOUNT_TARGET_IN_USE_STATES = new Set(['creating', 'updating']);
+
 /**
- * Deletes one file system: straight to DeleteFileSystem when it had no mount target, else the full teardown.
- * FileSystemInUse there means a mount target appeared since the listing: when "no mount target" was the
- * decision's only evidence that contradicts it (someone is setting the file system up), so it is kept;
- * evidence that does not depend on mount targets (owner gone, lifecycle error) still holds, and the full
- * teardown removes the new mount target too.
+ * Deletes one file system: straight to DeleteFileSystem when it had no mount target, else the full teardown
+ * on the mount targets described once here. FileSystemInUse on the direct delete means a mount target
+ * appeared since the listing: when "no mount target" was the decision's only evidence that contradicts it
+ * (someone is setting the file system up), so it is kept; evidence that does not depend on mount targets
+ * (owner gone, lifecycle error) still holds, and the full teardown removes the new mount target too —
+ * unless a mount target is still being created or updated, which contradicts every decision.
  */
 async function deleteFileSystem(
   efs: EFSClient,
@@ -172,8 +175,41 @@ async function deleteFileSystem(
       }
     }
   }
-  const outcome = await teardownFileSystem(efs, fs.id, teardown);
+  const mountTargets = await listMountTargets(efs, fs.id);
+  if (mountTargets === 'gone') return { status: 'deleted' };
+  const settingUp = mountTargets.find((mt) => MOUNT_TARGET_IN_USE_STATES.has(mt.LifeCycleState ?? ''));
+  if (settingUp) {
+    return {
+      status: 'contradicted',
+      reason: `mount target ${settingUp.MountTargetId} is ${settingUp.LifeCycleState}: in use; decided again next run`,
+    };
+  }
+  const outcome = await teardownFileSystem(efs, fs.id, { ...teardown, mountTargets });
   return outcome.status === 'pending' ? { status: 'pending', reason: outcome.reason } : { status: 'deleted' };
+}
+
+/**
+ * An event's claim that its instance has ended, checked with EC2 (one DescribeInstances on the instance-id
+ * filter): only an end EC2 bears out lifts the grace period. The lookup's answer is kept for the decisions.
+ */
+async function confirmEnd(
+  ec2: EC2Client,
+  fleetId: string,
+  claimed: GoneInstance,
+): Promise<{ goneInstance: GoneInstance; owners: Map<string, OwnerEvidence> }> {
+  const owners = await lookupOwners(ec2, fleetId, [claimed.instanceId]);
+  const owner = owners.get(claimed.instanceId)!;
+  if (owner.kind === 'gone' && owner.ownerState === 'gone') {
+    return { goneInstance: { ...claimed, cause: `${claimed.cause}; EC2: ${owner.detail}` }, owners };
+  }
+  const seen =
+    owner.kind === 'lookup-failed'
+      ? `EC2 lookup failed (${owner.error})`
+      : `EC2 says ${owner.kind === 'present' ? owner.state : owner.detail}`;
+  return {
+    goneInstance: { ...claimed, cause: `${claimed.cause}, not confirmed: ${seen}`, confirmed: false },
+    owners,
+  };
 }
 
 export async function reap(
@@ -191,6 +227,7 @@ export async function reap(
     else if (outcome === 'marked') report.marked.push(fs.id);
     else if (outcome === 'unmarked') report.unmarked.push(fs.id);
     else if (outcome === 'kept') report.kept.push({ id: fs.id, reason });
+    else if (outcome === 'foreign') report.foreign.push({ id: fs.id, reason });
     else report.failed.push({ id: fs.id, error: detail ?? decision.reason });
     options.onDecision?.({
       fileSystemId: fs.id,
@@ -202,29 +239,71 @@ export async function reap(
   };
 
   let fileSystems = await listFleetFileSystems(clients.efs, settings.fleetId);
-  const gone = options.goneInstance;
-  if (gone) fileSystems = fileSystems.filter((fs) => fs.ownerInstanceId === gone.instanceId);
+  let gone = options.goneInstance;
+  if (gone) fileSystems = fileSystems.filter((fs) => fs.ownerInstanceId === gone!.instanceId);
   report.scanned = fileSystems.length;
 
+  let knownOwners = new Map<string, OwnerEvidence>();
+  if (gone?.confirmed && fileSystems.length > 0) {
+    ({ goneInstance: gone, owners: knownOwners } = await confirmEnd(clients.ec2, settings.fleetId, gone));
+  }
   const ctx: DecisionContext = {
     now: clock.now(),
     graceMinutes: settings.graceMinutes,
     idleWindowMinutes: settings.idleWindowMinutes,
     goneInstance: gone,
   };
-  const decisions = await decideAll(clients, settings, fileSystems, ctx);
+  const decisions = await decideAll(clients, settings, fileSystems, ctx, knownOwners);
 
   const work: { fs: FileSystemFacts; decision: Decision }[] = [];
+  const marks: { fs: FileSystemFacts; decision: Decision }[] = [];
+  const unmarks: { fs: FileSystemFacts; decision: Decision }[] = [];
   let deletionsAllowed = settings.maxDeletionsPerRun;
   for (const fs of fileSystems) {
     const decision = decisions.get(fs.id)!;
-    if (decision.action === 'keep') record(fs, decision, 'kept');
+    if (decision.foreign) record(fs, decision, 'foreign');
+    else if (decision.action === 'keep') record(fs, decision, 'kept');
     else if (decision.action === 'delete' && deletionsAllowed-- <= 0) {
       record(fs, decision, 'kept', `deferred: at most ${settings.maxDeletionsPerRun} deletions per run`);
     } else if (settings.dryRun) {
       record(fs, decision, DRY_RUN_OUTCOME[decision.action]);
-    } else work.push({ fs, decision });
+    } else if (decision.action === 'mark') marks.push({ fs, decision });
+    else if (decision.action === 'unmark') unmarks.push({ fs, decision });
+    else work.push({ fs, decision });
   }
+
+  const recordMarks = (
+    items: readonly { fs: FileSystemFacts; decision: Decision }[],
+    results: MarkResults,
+    done: Outcome,
+  ) => {
+    for (const { fs, decision } of items) {
+      const error = results.get(fs.id);
+      record(fs, decision, error === undefined ? done : 'failed', error);
+    }
+  };
+  if (timeLeft() > 0 && marks.length > 0) {
+    const at = new Date(ctx.now);
+    recordMarks(
+      marks,
+      await markIdle(
+        clients.tagging,
+        marks.map((m) => m.fs),
+        at,
+      ),
+      'marked',
+    );
+  } else for (const m of marks) record(m.fs, m.decision, 'kept', 'deferred: the run is out of time');
+  if (timeLeft() > 0 && unmarks.length > 0) {
+    recordMarks(
+      unmarks,
+      await unmarkIdle(
+        clients.tagging,
+        unmarks.map((m) => m.fs),
+      ),
+      'unmarked',
+    );
+  } else for (const m of unmarks) record(m.fs, m.decision, 'kept', 'deferred: the run is out of time');
 
   await forEachBounded(work, options.concurrency ?? DEFAULT_REAP_CONCURRENCY, async ({ fs, decision }) => {
     if (timeLeft() <= 0) {
@@ -232,36 +311,14 @@ export async function reap(
       return;
     }
     try {
-      switch (decision.action) {
-        case 'mark':
-          await clients.efs.send(
-            new TagResourceCommand({
-              ResourceId: fs.id,
-              Tags: [{ Key: TAG_MARKED_IDLE_AT, Value: new Date(ctx.now).toISOString() }],
-            }),
-          );
-          return record(fs, decision, 'marked');
-        case 'unmark':
-          await clients.efs.send(
-            new UntagResourceCommand({ ResourceId: fs.id, TagKeys: [TAG_MARKED_IDLE_AT] }),
-          );
-          return record(fs, decision, 'unmarked');
-        default: {
-          const result = await deleteFileSystem(clients.efs, fs, decision, {
-            clock,
-            maxWaitMs: Math.max(0, Math.min(options.teardownMaxWaitMs ?? 120_000, timeLeft())),
-            onProgress: options.onProgress,
-          });
-          if (result.status === 'deleted') return record(fs, decision, 'deleted');
-          if (result.status === 'contradicted') return record(fs, decision, 'kept', result.reason);
-          return record(
-            fs,
-            decision,
-            'kept',
-            `deletion in progress (${result.reason}), the next run resumes`,
-          );
-        }
-      }
+      const result = await deleteFileSystem(clients.efs, fs, decision, {
+        clock,
+        maxWaitMs: Math.max(0, Math.min(options.teardownMaxWaitMs ?? 120_000, timeLeft())),
+        onProgress: options.onProgress,
+      });
+      if (result.status === 'deleted') return record(fs, decision, 'deleted');
+      if (result.status === 'contradicted') return record(fs, decision, 'kept', result.reason);
+      return record(fs, decision, 'kept', `deletion in progress (${result.reason}), the next run resumes`);
     } catch (err) {
       record(fs, decision, 'failed', errorText(err));
     }

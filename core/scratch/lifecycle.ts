@@ -15,7 +15,7 @@ import { dirname, resolve } from 'node:path';
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { EFSClient } from '@aws-sdk/client-efs';
 import { backoffDelay, systemClock, type Clock } from '../clock';
-import { teardownFileSystem } from '../efs-teardown';
+import { markTeardownStarted, teardownFileSystem } from '../efs-teardown';
 import { errorText } from '../errors';
 import { tagValue } from '../fleet-file-systems';
 import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE } from '../tags';
@@ -392,6 +392,10 @@ async function tearDown(
           return { status: 'nothing-created' };
         }
         fileSystemId = found.FileSystemId!;
+      }
+      if (attempt === 0) {
+        const failed = await markTeardownStarted(request.efs, fileSystemId, clock.now());
+        if (failed) log(`cannot tag ${fileSystemId} as being torn down (${failed}); tearing down anyway`);
       }
       const outcome = await teardownFileSystem(request.efs, fileSystemId, {
         clock,

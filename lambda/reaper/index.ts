@@ -7,7 +7,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { Context } from 'aws-lambda';
-import { cloudWatchClient, ec2Client, efsClient } from '../../core/aws';
+import { cloudWatchClient, ec2Client, efsClient, taggingClient } from '../../core/aws';
 import { parseReaperEvent } from '../../core/reaper/events';
 import { reap, type ReaperClients } from '../../core/reaper/reaper';
 import { reportCounts, summarizeReport, type ReapReport } from '../../core/reaper/report';
@@ -20,6 +20,7 @@ let ec2: EC2Client | undefined;
 const clients: ReaperClients = {
   efs: efsClient(),
   cloudwatch: cloudWatchClient(),
+  tagging: taggingClient(),
   get ec2() {
     return (ec2 ??= ec2Client());
   },

@@ -17,6 +17,7 @@ import {
   reaperClients,
   seedConnections,
   useReaperEmulator,
+  withDescription,
   withLifecycleState,
 } from './scenario';
 
@@ -106,6 +107,59 @@ describe('reap under throttling and 5xx (emulator + fault proxy)', () => {
     for (const id of Object.values(orphans)) expect(left.has(id)).toBe(false);
     for (const id of Object.values(keep)) expect(left.has(id)).toBe(true);
     expect(last.failed).toEqual([]);
+  });
+
+  it('keeps a file system whose mount target is still being created or updated, even with grace 0', async () => {
+    emu.proxy.clear();
+    const setup = reaperClients();
+    const net = await createNetwork(setup.ec2, 1);
+    const [terminated] = await launchOwners(setup.ec2, 'f1', 'terminated');
+    const clock = clockAt(1); // a minute old: past a grace period of 0
+    const creating = await createFileSystem(setup.efs, net, {
+      fleet: 'f1',
+      owner: terminated,
+      mountTarget: true,
+    });
+    const updating = await createFileSystem(setup.efs, net, {
+      fleet: 'f1',
+      owner: terminated,
+      mountTarget: true,
+    });
+    const settled = await createFileSystem(setup.efs, net, {
+      fleet: 'f1',
+      owner: terminated,
+      mountTarget: true,
+    });
+    // moto makes every mount target available at once: show two as AWS does while they settle.
+    emu.proxy.addRule({
+      service: 'efs',
+      operation: 'DescribeMountTargets',
+      fault: {
+        kind: 'rewrite',
+        rewrite: withDescription({
+          [creating]: { LifeCycleState: 'creating' },
+          [updating]: { LifeCycleState: 'updating' },
+        }),
+      },
+    });
+    emu.proxy.resetStats();
+
+    const report = await reap(reaperClients(), reaperSettingsFromFlags({ fleetId: 'f1', graceMinutes: 0 }), {
+      clock,
+    });
+    emu.proxy.clear();
+
+    expect(report).toMatchObject({ deleted: [settled], failed: [] });
+    expect(report.kept).toEqual(
+      expect.arrayContaining([
+        { id: creating, reason: expect.stringMatching(/; mount target fsmt-\w+ is creating: in use; /) },
+        { id: updating, reason: expect.stringMatching(/; mount target fsmt-\w+ is updating: in use; /) },
+      ]),
+    );
+    expect(emu.proxy.count('efs', 'DeleteMountTarget')).toBe(1);
+    const left = await describeAll(setup.efs);
+    expect([...left.keys()].sort()).toEqual([creating, updating].sort());
+    for (const id of [creating, updating]) expect(left.get(id)?.NumberOfMountTargets).toBe(1);
   });
 
   it('keeps a file system whose mount target appeared after the listing, unless other evidence condemns it', async () => {
