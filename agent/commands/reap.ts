@@ -4,12 +4,11 @@
  * Decisions and the summary go to stderr; `--json` prints the report on stdout. Exit 1 when any file
  * system failed, 2 for bad settings.
  */
-import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { Command } from 'commander';
 import { printJson, type RegisterCommand } from '../cli';
-import { cloudWatchClient, ec2Client, efsClient, taggingClient } from '../../core/aws';
 import { parseWholeNumber, UnitError } from '../../core/plan/units';
-import { reap, type ReaperClients } from '../../core/reaper/reaper';
+import { lazyReaperClients } from '../../core/reaper/clients';
+import { reap } from '../../core/reaper/reaper';
 import { summarizeReport } from '../../core/reaper/report';
 import {
   REAPER_DEFAULTS,
@@ -86,16 +85,7 @@ export const register: RegisterCommand = (program: Command, ctx) => {
         return;
       }
       const endsAt = maxRunMs === undefined ? undefined : Date.now() + maxRunMs;
-      // Built on the first owner lookup, as in the Lambda: runs that never look up owners need no EC2 client.
-      let ec2: EC2Client | undefined;
-      const clients: ReaperClients = {
-        efs: efsClient(),
-        cloudwatch: cloudWatchClient(),
-        tagging: taggingClient(),
-        get ec2() {
-          return (ec2 ??= ec2Client());
-        },
-      };
+      const clients = lazyReaperClients();
       const report = await reap(clients, settings, {
         remainingTimeMs: endsAt === undefined ? undefined : () => endsAt - Date.now(),
         onDecision: (d) =>
