@@ -106,7 +106,7 @@ describe('reaper Lambda handler (emulator)', () => {
     expect(emf._aws.CloudWatchMetrics[0].Namespace).toBe('Mountfleet');
     expect(emf._aws.CloudWatchMetrics[0].Dimensions).toEqual([['Fleet']]);
     expect(emf._aws.CloudWatchMetrics[0].Metrics.map((m) => m.Name).sort()).toEqual(
-      ['Deleted', 'Failed', 'Kept', 'Marked', 'Scanned', 'Unmarked'].sort(),
+      ['Deleted', 'Failed', 'Foreign', 'Kept', 'Marked', 'Scanned', 'Unmarked'].sort(),
     );
     expect(emf).toMatchObject({
       Fleet: 'f1',
@@ -115,6 +115,7 @@ describe('reaper Lambda handler (emulator)', () => {
       Kept: 1,
       Marked: 1,
       Unmarked: 0,
+      Foreign: 0,
       Failed: 0,
     });
   });
@@ -139,12 +140,12 @@ describe('reaper Lambda handler (emulator)', () => {
   it('ignores events that do not mean an instance is going', async () => {
     const result = await handler(
       {
-        'detail-type': 'EC2 Spot Instance Interruption Warning',
-        detail: { 'instance-id': 'i-0123456789abcdef0', 'instance-action': 'stop' },
+        'detail-type': 'EC2 Instance State-change Notification',
+        detail: { 'instance-id': 'i-0123456789abcdef0', state: 'running' },
       },
       context(),
     );
-    expect(result).toEqual({ ignored: expect.stringMatching(/will resume/) });
+    expect(result).toEqual({ ignored: expect.stringMatching(/not going away/) });
   });
 
   it('starts no deletion when less than the deadline margin remains', async () => {
