@@ -1,9 +1,9 @@
 /**
  * One reaper run: list this fleet's file systems, gather evidence in batches (only what the decisions
- * need), decide each file system (decide.ts), then act with bounded concurrency. Used by the Lambda
- * (schedule and event fast path) and by `mountfleet reap`.
+ * need), decide each file system (decide.ts), then act: idle marks in batches of 20, deletions with
+ * bounded concurrency. Used by the Lambda (schedule and event fast path) and by `mountfleet reap`.
  *
- * Safety: only file systems tagged with this fleet are ever read further or touched; a dry run makes no
+ * Safety: only file systems tagged with this fleet, and made by it, are ever touched; a dry run makes no
  * change at all; a failure on one file system is recorded in the report and never fails the run; the run
  * stops starting new work when its time is nearly up, and leaves the rest (reported as kept) to the next.
  */
@@ -135,6 +135,11 @@ async function decideAll(
   );
 }
 
+interface Work {
+  readonly fs: FileSystemFacts;
+  readonly decision: Decision;
+}
+
 type DeletionResult =
   | { readonly status: 'deleted' }
   /** The teardown is under way; the next run resumes it. */
@@ -190,26 +195,19 @@ async function deleteFileSystem(
 
 /**
  * An event's claim that its instance has ended, checked with EC2 (one DescribeInstances on the instance-id
- * filter): only an end EC2 bears out lifts the grace period. The lookup's answer is kept for the decisions.
+ * filter). Only an end EC2 bears out makes the event evidence (and lifts the grace period); a claim EC2
+ * contradicts (a stale, replayed or forged event) or cannot check counts for nothing, and the instance's
+ * file systems are decided by the ordinary rules on what EC2 said. The lookup's answer is kept for those.
  */
 async function confirmEnd(
   ec2: EC2Client,
   fleetId: string,
   claimed: GoneInstance,
-): Promise<{ goneInstance: GoneInstance; owners: Map<string, OwnerEvidence> }> {
+): Promise<{ goneInstance?: GoneInstance; owners: Map<string, OwnerEvidence> }> {
   const owners = await lookupOwners(ec2, fleetId, [claimed.instanceId]);
   const owner = owners.get(claimed.instanceId)!;
-  if (owner.kind === 'gone' && owner.ownerState === 'gone') {
-    return { goneInstance: { ...claimed, cause: `${claimed.cause}; EC2: ${owner.detail}` }, owners };
-  }
-  const seen =
-    owner.kind === 'lookup-failed'
-      ? `EC2 lookup failed (${owner.error})`
-      : `EC2 says ${owner.kind === 'present' ? owner.state : owner.detail}`;
-  return {
-    goneInstance: { ...claimed, cause: `${claimed.cause}, not confirmed: ${seen}`, confirmed: false },
-    owners,
-  };
+  if (owner.kind !== 'gone' || owner.ownerState !== 'gone') return { owners };
+  return { goneInstance: { ...claimed, cause: `${claimed.cause}; EC2: ${owner.detail}` }, owners };
 }
 
 export async function reap(
@@ -239,13 +237,14 @@ export async function reap(
   };
 
   let fileSystems = await listFleetFileSystems(clients.efs, settings.fleetId);
-  let gone = options.goneInstance;
-  if (gone) fileSystems = fileSystems.filter((fs) => fs.ownerInstanceId === gone!.instanceId);
+  const event = options.goneInstance;
+  if (event) fileSystems = fileSystems.filter((fs) => fs.ownerInstanceId === event.instanceId);
   report.scanned = fileSystems.length;
 
+  let gone = event;
   let knownOwners = new Map<string, OwnerEvidence>();
-  if (gone?.confirmed && fileSystems.length > 0) {
-    ({ goneInstance: gone, owners: knownOwners } = await confirmEnd(clients.ec2, settings.fleetId, gone));
+  if (event?.confirmed && fileSystems.length > 0) {
+    ({ goneInstance: gone, owners: knownOwners } = await confirmEnd(clients.ec2, settings.fleetId, event));
   }
   const ctx: DecisionContext = {
     now: clock.now(),
@@ -255,9 +254,9 @@ export async function reap(
   };
   const decisions = await decideAll(clients, settings, fileSystems, ctx, knownOwners);
 
-  const work: { fs: FileSystemFacts; decision: Decision }[] = [];
-  const marks: { fs: FileSystemFacts; decision: Decision }[] = [];
-  const unmarks: { fs: FileSystemFacts; decision: Decision }[] = [];
+  const work: Work[] = [];
+  const marks: Work[] = [];
+  const unmarks: Work[] = [];
   let deletionsAllowed = settings.maxDeletionsPerRun;
   for (const fs of fileSystems) {
     const decision = decisions.get(fs.id)!;
@@ -272,38 +271,25 @@ export async function reap(
     else work.push({ fs, decision });
   }
 
-  const recordMarks = (
-    items: readonly { fs: FileSystemFacts; decision: Decision }[],
-    results: MarkResults,
+  /** Marks and unmarks go in batches (core/reaper/marks.ts); each file system is recorded on its own. */
+  const inBatches = async (
+    items: Work[],
     done: Outcome,
+    apply: (fs: FileSystemFacts[]) => Promise<MarkResults>,
   ) => {
+    if (items.length === 0) return;
+    if (timeLeft() <= 0) {
+      for (const { fs, decision } of items) record(fs, decision, 'kept', 'deferred: the run is out of time');
+      return;
+    }
+    const results = await apply(items.map((item) => item.fs));
     for (const { fs, decision } of items) {
       const error = results.get(fs.id);
       record(fs, decision, error === undefined ? done : 'failed', error);
     }
   };
-  if (timeLeft() > 0 && marks.length > 0) {
-    const at = new Date(ctx.now);
-    recordMarks(
-      marks,
-      await markIdle(
-        clients.tagging,
-        marks.map((m) => m.fs),
-        at,
-      ),
-      'marked',
-    );
-  } else for (const m of marks) record(m.fs, m.decision, 'kept', 'deferred: the run is out of time');
-  if (timeLeft() > 0 && unmarks.length > 0) {
-    recordMarks(
-      unmarks,
-      await unmarkIdle(
-        clients.tagging,
-        unmarks.map((m) => m.fs),
-      ),
-      'unmarked',
-    );
-  } else for (const m of unmarks) record(m.fs, m.decision, 'kept', 'deferred: the run is out of time');
+  await inBatches(marks, 'marked', (fs) => markIdle(clients.tagging, fs, new Date(ctx.now)));
+  await inBatches(unmarks, 'unmarked', (fs) => unmarkIdle(clients.tagging, fs));
 
   await forEachBounded(work, options.concurrency ?? DEFAULT_REAP_CONCURRENCY, async ({ fs, decision }) => {
     if (timeLeft() <= 0) {

@@ -2,6 +2,7 @@
  * The reaper Lambda handler, invoked directly against the emulator (moto's Lambda cannot run it) with a
  * stand-in context. Checks the report it returns, the EMF metrics and the one log line per decision.
  */
+import { TerminateInstancesCommand } from '@aws-sdk/client-ec2';
 import { efsClient } from '../../core/aws';
 import { useEmulator } from '../support/emulator';
 import {
@@ -122,6 +123,7 @@ describe('reaper Lambda handler (emulator)', () => {
 
   it('state-change event (terminated): reaps that instance’s file systems only', async () => {
     const f = await fleetWithOrphans();
+    await reaperClients().ec2.send(new TerminateInstancesCommand({ InstanceIds: [f.running] }));
 
     const report = await handler(
       {
@@ -132,7 +134,7 @@ describe('reaper Lambda handler (emulator)', () => {
       context(),
     );
 
-    // The event is the owner evidence; the connection veto still holds for the busy one.
+    // The event, confirmed by EC2, is the owner evidence; the connection veto still holds for the busy one.
     expect(report).toMatchObject({ scanned: 2, deleted: [f.idle], kept: [{ id: f.inUse }] });
     expect((await describeAll(efsClient())).has(f.orphan)).toBe(true);
   });

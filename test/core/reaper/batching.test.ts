@@ -155,6 +155,13 @@ describe('reaper reads and the event fast path (emulator + fault proxy)', () => 
     const lookups = emu.proxy.requests().filter((r) => r.operation === 'DescribeInstances');
     expect(lookups).toHaveLength(1);
 
+    // Past the grace period too the claim counts for nothing: a running owner's idle file system is only
+    // marked (two-phase), as on a scheduled run, never deleted as "going".
+    const later = clockAt(60);
+    await seedConnections(c.cloudwatch, [young], [0, 0, 0], later.now());
+    const ordinary = await reap(c, settings, { clock: later, goneInstance: claim(stillRunning) });
+    expect(ordinary).toMatchObject({ deleted: [], marked: [young], failed: [] });
+
     // Not found is gone: terminated instances vanish from DescribeInstances after about an hour.
     const confirmed = await reap(c, settings, { clock, goneInstance: claim(UNKNOWN_INSTANCE) });
     expect(confirmed).toMatchObject({ deleted: [vanished], kept: [], failed: [] });
