@@ -162,6 +162,81 @@ describe('reap under throttling and 5xx (emulator + fault proxy)', () => {
     for (const id of [creating, updating]) expect(left.get(id)?.NumberOfMountTargets).toBe(1);
   });
 
+  it('retries DeleteFileSystem only while EFS refuses it, without reading the mount targets again', async () => {
+    emu.proxy.clear();
+    const setup = reaperClients();
+    const net = await createNetwork(setup.ec2, 1);
+    const [terminated] = await launchOwners(setup.ec2, 'f1', 'terminated');
+    const orphan = await createFileSystem(setup.efs, net, {
+      fleet: 'f1',
+      owner: terminated,
+      mountTarget: true,
+    });
+    // As in AWS while the deleted mount target finishes deleting (moto removes it at once).
+    emu.proxy.addRule({
+      service: 'efs',
+      operation: 'DeleteFileSystem',
+      fault: { kind: 'error', status: 409, code: 'FileSystemInUse', message: 'File system is in use' },
+      times: 2,
+    });
+    emu.proxy.resetStats();
+
+    const report = await reap(reaperClients(), reaperSettingsFromFlags({ fleetId: 'f1' }), {
+      clock: clockAt(60),
+    });
+    emu.proxy.clear();
+
+    expect(report).toMatchObject({ deleted: [orphan], failed: [] });
+    expect(emu.proxy.count('efs', 'DescribeMountTargets')).toBe(1);
+    expect(emu.proxy.count('efs', 'DeleteMountTarget')).toBe(1);
+    expect(emu.proxy.count('efs', 'DeleteFileSystem')).toBe(3);
+    expect((await describeAll(setup.efs)).has(orphan)).toBe(false);
+  });
+
+  it('records a file system the batched mark could not tag as failed, and marks the rest', async () => {
+    emu.proxy.clear();
+    const setup = reaperClients();
+    const net = await createNetwork(setup.ec2, 1);
+    const [running] = await launchOwners(setup.ec2, 'f1', 'running');
+    const clock = clockAt(60);
+    const refused = await createFileSystem(setup.efs, net, {
+      fleet: 'f1',
+      owner: running,
+      mountTarget: true,
+    });
+    const fine = await createFileSystem(setup.efs, net, { fleet: 'f1', owner: running, mountTarget: true });
+    await seedConnections(setup.cloudwatch, [refused, fine], [0, 0, 0], clock.now());
+    const refusedArn = (await describeAll(setup.efs)).get(refused)!.FileSystemArn!;
+    // TagResources answers per ARN: one throttled and one 5xx call first, then a refusal for one ARN.
+    emu.proxy.addRule({
+      service: 'tagging',
+      operation: 'TagResources',
+      fault: { kind: 'throttle' },
+      times: 1,
+    });
+    emu.proxy.addRule({ service: 'tagging', operation: 'TagResources', fault: { kind: '5xx' }, times: 1 });
+    emu.proxy.addRule({
+      service: 'tagging',
+      operation: 'TagResources',
+      fault: {
+        kind: 'rewrite',
+        rewrite: () =>
+          JSON.stringify({
+            FailedResourcesMap: {
+              [refusedArn]: { StatusCode: 403, ErrorCode: 'AccessDeniedException', ErrorMessage: 'denied' },
+            },
+          }),
+      },
+    });
+
+    const report = await reap(reaperClients(), reaperSettingsFromFlags({ fleetId: 'f1' }), { clock });
+    emu.proxy.clear();
+
+    expect(report.marked).toEqual([fine]);
+    expect(report.failed).toEqual([{ id: refused, error: 'AccessDeniedException: denied' }]);
+    expect(emu.proxy.count('tagging', 'TagResources')).toBe(3);
+  });
+
   it('keeps a file system whose mount target appeared after the listing, unless other evidence condemns it', async () => {
     emu.proxy.clear();
     const setup = reaperClients();
