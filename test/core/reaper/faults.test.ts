@@ -7,6 +7,7 @@ import { CreateMountTargetCommand, DescribeMountTargetsCommand } from '@aws-sdk/
 import { reap } from '../../../core/reaper/reaper';
 import type { ReapReport } from '../../../core/reaper/report';
 import { reaperSettingsFromFlags } from '../../../core/reaper/settings';
+import { TAG_MARKED_IDLE_AT } from '../../../core/tags';
 import { createNetwork } from '../../support/fixtures';
 import {
   UNKNOWN_INSTANCE,
@@ -16,6 +17,7 @@ import {
   launchOwners,
   reaperClients,
   seedConnections,
+  tagOf,
   useReaperEmulator,
   withDescription,
   withLifecycleState,
@@ -160,6 +162,46 @@ describe('reap under throttling and 5xx (emulator + fault proxy)', () => {
     const left = await describeAll(setup.efs);
     expect([...left.keys()].sort()).toEqual([creating, updating].sort());
     for (const id of [creating, updating]) expect(left.get(id)?.NumberOfMountTargets).toBe(1);
+  });
+
+  it('two reapers at once: every orphan deleted, nothing failed, nothing else touched', async () => {
+    emu.proxy.clear();
+    const setup = reaperClients();
+    const net = await createNetwork(setup.ec2, 1);
+    const [running] = await launchOwners(setup.ec2, 'f1', 'running');
+    const [terminated] = await launchOwners(setup.ec2, 'f1', 'terminated');
+    const clock = clockAt(60);
+    const orphans: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      orphans.push(
+        await createFileSystem(setup.efs, net, { fleet: 'f1', owner: terminated, mountTarget: i % 2 === 0 }),
+      );
+    }
+    const inUse = await createFileSystem(setup.efs, net, { fleet: 'f1', owner: running, mountTarget: true });
+    const idle = await createFileSystem(setup.efs, net, { fleet: 'f1', owner: running, mountTarget: true });
+    const foreign = await createFileSystem(setup.efs, net, {
+      fleet: 'f1',
+      owner: terminated,
+      token: 'keep-me',
+    });
+    await seedConnections(setup.cloudwatch, [inUse], [1], clock.now());
+    await seedConnections(setup.cloudwatch, [idle], [0, 0, 0], clock.now());
+    const settings = reaperSettingsFromFlags({ fleetId: 'f1' });
+
+    const [a, b] = await Promise.all([
+      reap(reaperClients(), settings, { clock }),
+      reap(reaperClients(), settings, { clock }),
+    ]);
+
+    for (const report of [a, b]) {
+      expect(report.failed).toEqual([]);
+      expect([...report.deleted].sort()).toEqual([...orphans].sort()); // "already gone" is done too
+      expect(report.marked).toEqual([idle]);
+      expect(report.foreign.map((f) => f.id)).toEqual([foreign]);
+    }
+    const left = await describeAll(setup.efs);
+    expect([...left.keys()].sort()).toEqual([inUse, idle, foreign].sort());
+    expect(tagOf(left.get(idle), TAG_MARKED_IDLE_AT)).toBe(new Date(clock.now()).toISOString());
   });
 
   it('retries DeleteFileSystem only while EFS refuses it, without reading the mount targets again', async () => {
