@@ -26,9 +26,9 @@ export interface TeardownOptions {
    * @default described here
    */
   readonly mountTargets?: readonly MountTargetDescription[];
-  /** Longest time to wait for mount targets to disappear before giving up for now. @default 120000 */
+  /** Longest time to retry DeleteFileSystem while mount targets finish deleting. @default 120000 */
   readonly maxWaitMs?: number;
-  /** First poll interval; doubles (with jitter) up to maxPollMs. @default 1000 */
+  /** First retry interval; doubles (with jitter) up to maxPollMs. @default 1000 */
   readonly initialPollMs?: number;
   /** @default 10000 */
   readonly maxPollMs?: number;
@@ -45,9 +45,9 @@ export type TeardownOutcome =
   /** The file system did not exist (an earlier run finished the job). */
   | { readonly status: 'already-gone'; readonly mountTargetsDeleted: number }
   /**
-   * Not finished; a later call (or the reaper) resumes. `in-use`: DeleteFileSystem met a mount target that
-   * appeared or was still finishing after the wait, so retrying soon can succeed; `mount-targets`: the wait
-   * for mount targets to go away ran out.
+   * Not finished; a later call (or the reaper) resumes. `in-use`: DeleteFileSystem met a mount target the
+   * caller had not seen (one appeared since), so describing again and retrying soon can succeed;
+   * `mount-targets`: the wait for the deleted mount targets to go away ran out.
    */
   | {
       readonly status: 'pending';
