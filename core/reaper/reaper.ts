@@ -11,7 +11,7 @@ import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import { DeleteFileSystemCommand, type EFSClient } from '@aws-sdk/client-efs';
 import type { ResourceGroupsTaggingAPIClient } from '@aws-sdk/client-resource-groups-tagging-api';
-import { systemClock, type Clock } from '../clock';
+import { backoffDelay, systemClock, type Clock } from '../clock';
 import { listMountTargets, teardownFileSystem } from '../efs-teardown';
 import {
   decide,
@@ -142,8 +142,8 @@ interface Work {
 
 type DeletionResult =
   | { readonly status: 'deleted' }
-  /** The teardown is under way; the next run resumes it. */
-  | { readonly status: 'pending'; readonly reason: string }
+  /** Mount targets deleted, DeleteFileSystem refused while they finish deleting: retried by reap(). */
+  | { readonly status: 'pending' }
   /** What the reaper saw at deletion time contradicts the decision's evidence: nothing was touched. */
   | { readonly status: 'contradicted'; readonly reason: string };
 
@@ -162,7 +162,7 @@ async function deleteFileSystem(
   efs: EFSClient,
   fs: FileSystemFacts,
   decision: Decision,
-  teardown: { clock: Clock; maxWaitMs: number; onProgress?: (m: string) => void },
+  clock: Clock,
 ): Promise<DeletionResult> {
   if (fs.mountTargets === 0) {
     try {
@@ -189,8 +189,9 @@ async function deleteFileSystem(
       reason: `mount target ${settingUp.MountTargetId} is ${settingUp.LifeCycleState}: in use; decided again next run`,
     };
   }
-  const outcome = await teardownFileSystem(efs, fs.id, { ...teardown, mountTargets });
-  return outcome.status === 'pending' ? { status: 'pending', reason: outcome.reason } : { status: 'deleted' };
+  // One DeleteFileSystem try; reap() retries the file systems whose mount targets are still deleting together.
+  const outcome = await teardownFileSystem(efs, fs.id, { clock, maxWaitMs: 0, mountTargets });
+  return outcome.status === 'pending' ? { status: 'pending' } : { status: 'deleted' };
 }
 
 /**
@@ -291,23 +292,56 @@ export async function reap(
   await inBatches(marks, 'marked', (fs) => markIdle(clients.tagging, fs, new Date(ctx.now)));
   await inBatches(unmarks, 'unmarked', (fs) => unmarkIdle(clients.tagging, fs));
 
-  await forEachBounded(work, options.concurrency ?? DEFAULT_REAP_CONCURRENCY, async ({ fs, decision }) => {
+  // Deletion in two steps, so that no worker sits waiting: first each file system's mount targets are read
+  // and deleted and DeleteFileSystem is tried once (bounded concurrency); then all those whose mount
+  // targets are still deleting are retried together, one DeleteFileSystem each per round, with backoff, up
+  // to the teardown bound. Waiting for each in turn would cap deletions at `concurrency` per mount-target
+  // deletion time (tens of seconds in AWS), far below the rate EFS allows.
+  const concurrency = options.concurrency ?? DEFAULT_REAP_CONCURRENCY;
+  const waitUntil = clock.now() + Math.max(0, Math.min(options.teardownMaxWaitMs ?? 120_000, timeLeft()));
+  let waiting: Work[] = [];
+  await forEachBounded(work, concurrency, async (item) => {
+    const { fs, decision } = item;
     if (timeLeft() <= 0) {
       record(fs, decision, 'kept', 'deferred: the run is out of time, the next run continues');
       return;
     }
     try {
-      const result = await deleteFileSystem(clients.efs, fs, decision, {
-        clock,
-        maxWaitMs: Math.max(0, Math.min(options.teardownMaxWaitMs ?? 120_000, timeLeft())),
-        onProgress: options.onProgress,
-      });
+      const result = await deleteFileSystem(clients.efs, fs, decision, clock);
       if (result.status === 'deleted') return record(fs, decision, 'deleted');
       if (result.status === 'contradicted') return record(fs, decision, 'kept', result.reason);
-      return record(fs, decision, 'kept', `deletion in progress (${result.reason}), the next run resumes`);
+      waiting.push(item);
     } catch (err) {
       record(fs, decision, 'failed', errorText(err));
     }
   });
+  for (let round = 0; waiting.length > 0; round++) {
+    if (clock.now() >= waitUntil || timeLeft() <= 0) {
+      const waited = Math.round((options.teardownMaxWaitMs ?? 120_000) / 1000);
+      for (const { fs, decision } of waiting) {
+        record(
+          fs,
+          decision,
+          'kept',
+          `deletion in progress (still in use after ${waited} s), the next run resumes`,
+        );
+      }
+      break;
+    }
+    options.onProgress?.(`waiting for the mount targets of ${waiting.length} file system(s) to delete`);
+    await clock.sleep(Math.min(backoffDelay(round, 1000, 10_000), Math.max(0, waitUntil - clock.now())));
+    const still: Work[] = [];
+    await forEachBounded(waiting, concurrency, async (item) => {
+      try {
+        // No mount targets to delete: one DeleteFileSystem, FileSystemInUse while they finish deleting.
+        const outcome = await teardownFileSystem(clients.efs, item.fs.id, { mountTargets: [], clock });
+        if (outcome.status === 'pending') still.push(item);
+        else record(item.fs, item.decision, 'deleted');
+      } catch (err) {
+        record(item.fs, item.decision, 'failed', errorText(err));
+      }
+    });
+    waiting = still;
+  }
   return report;
 }

@@ -235,6 +235,45 @@ describe('reap under throttling and 5xx (emulator + fault proxy)', () => {
     expect((await describeAll(setup.efs)).has(orphan)).toBe(false);
   });
 
+  it('waits for the mount targets of many file systems at once, not one after another', async () => {
+    emu.proxy.clear();
+    const setup = reaperClients();
+    const net = await createNetwork(setup.ec2, 1);
+    const [terminated] = await launchOwners(setup.ec2, 'f1', 'terminated');
+    const orphans: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      orphans.push(
+        await createFileSystem(setup.efs, net, { fleet: 'f1', owner: terminated, mountTarget: true }),
+      );
+    }
+    // Each file system's mount target takes two DeleteFileSystem tries to finish deleting, as in AWS.
+    const refusals = new Map<string, number>();
+    emu.proxy.addRule({
+      service: 'efs',
+      operation: 'DeleteFileSystem',
+      match: (r) => {
+        const n = refusals.get(r.path) ?? 0;
+        refusals.set(r.path, n + 1);
+        return n < 2;
+      },
+      fault: { kind: 'error', status: 409, code: 'FileSystemInUse', message: 'File system is in use' },
+    });
+    const clock = clockAt(60);
+    const started = clock.now();
+
+    const report = await reap(reaperClients(), reaperSettingsFromFlags({ fleetId: 'f1' }), {
+      clock,
+      concurrency: 4,
+    });
+    emu.proxy.clear();
+
+    expect([...report.deleted].sort()).toEqual([...orphans].sort());
+    expect(emu.proxy.count('efs', 'DeleteFileSystem')).toBe(3 * 8);
+    // Two backoff rounds for all eight together (at most 1 s + 2 s), where waiting per file system with
+    // four workers would take four times as long.
+    expect(clock.now() - started).toBeLessThanOrEqual(3000);
+  });
+
   it('records a file system the batched mark could not tag as failed, and marks the rest', async () => {
     emu.proxy.clear();
     const setup = reaperClients();
