@@ -260,6 +260,7 @@ describe('reap under throttling and 5xx (emulator + fault proxy)', () => {
     });
     const clock = clockAt(60);
     const started = clock.now();
+    emu.proxy.resetStats();
 
     const report = await reap(reaperClients(), reaperSettingsFromFlags({ fleetId: 'f1' }), {
       clock,
