@@ -173,7 +173,7 @@ async function describeInstanceStates(
 }
 
 /** What an owner's EC2 state means, by the shared rule of core/owner-state.ts. */
-export function ownerEvidence(state: string | undefined): OwnerEvidence {
+function ownerEvidence(state: string | undefined): OwnerEvidence {
   if (state === undefined)
     return {
       kind: 'gone',

@@ -378,6 +378,7 @@ async function tearDown(
 
   const deadline = clock.now() + timeoutMs;
   let lastError = '';
+  let teardownMarked = false;
   for (let attempt = 0; clock.now() < deadline; attempt++) {
     try {
       if (fileSystemId === undefined) {
@@ -393,7 +394,8 @@ async function tearDown(
         }
         fileSystemId = found.FileSystemId!;
       }
-      if (attempt === 0) {
+      if (!teardownMarked) {
+        teardownMarked = true;
         const failed = await markTeardownStarted(request.efs, fileSystemId, clock.now());
         if (failed) log(`cannot tag ${fileSystemId} as being torn down (${failed}); tearing down anyway`);
       }
