@@ -10,6 +10,7 @@ import type { AutoScalingClient } from '@aws-sdk/client-auto-scaling';
 import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { EFSClient } from '@aws-sdk/client-efs';
+import type { ResourceGroupsTaggingAPIClient } from '@aws-sdk/client-resource-groups-tagging-api';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { Agent as HttpAgent } from 'node:http';
@@ -77,6 +78,8 @@ const sdk = {
   cloudwatch: () => require('@aws-sdk/client-cloudwatch') as typeof import('@aws-sdk/client-cloudwatch'),
   s3: () => require('@aws-sdk/client-s3') as typeof import('@aws-sdk/client-s3'),
   autoScaling: () => require('@aws-sdk/client-auto-scaling') as typeof import('@aws-sdk/client-auto-scaling'),
+  tagging: () =>
+    require('@aws-sdk/client-resource-groups-tagging-api') as typeof import('@aws-sdk/client-resource-groups-tagging-api'),
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
 
@@ -94,6 +97,11 @@ export function cloudWatchClient(options?: ClientOptions): CloudWatchClient {
 
 export function autoScalingClient(options?: ClientOptions): AutoScalingClient {
   return new (sdk.autoScaling().AutoScalingClient)(clientConfig(options));
+}
+
+/** The Resource Groups Tagging API: tags up to 20 resources of any service in one call. */
+export function taggingClient(options?: ClientOptions): ResourceGroupsTaggingAPIClient {
+  return new (sdk.tagging().ResourceGroupsTaggingAPIClient)(clientConfig(options));
 }
 
 export function s3Client(options?: ClientOptions): S3Client {

@@ -2,24 +2,33 @@
  * Deleting a scratch file system, shared by `mountfleet scratch` and the orphan reaper.
  *
  * EFS refuses DeleteFileSystem (409 FileSystemInUse) while any mount target exists, including one that
- * is still deleting, and publishes no waiter, so: delete every mount target, poll with jittered backoff
- * until none remain (bounded), then delete the file system. Every step is idempotent: "not found" and
- * "already deleting" count as progress, so an interrupted teardown is finished by the next caller.
+ * is still deleting, and publishes no waiter, so: delete every mount target, then retry DeleteFileSystem
+ * itself with jittered backoff (bounded) until the mount targets are gone. Polling with the delete rather
+ * than with DescribeMountTargets saves the last read: the call that finds them gone is the one that
+ * deletes. Every step is idempotent: "not found" and "already deleting" count as progress, so an
+ * interrupted teardown is finished by the next caller.
  */
 import {
   DeleteFileSystemCommand,
   DeleteMountTargetCommand,
   DescribeMountTargetsCommand,
+  TagResourceCommand,
   type EFSClient,
   type MountTargetDescription,
 } from '@aws-sdk/client-efs';
 import { backoffDelay, systemClock, type Clock } from './clock';
-import { errorName } from './errors';
+import { errorName, errorText } from './errors';
+import { TAG_TEARDOWN_STARTED_AT } from './tags';
 
 export interface TeardownOptions {
-  /** Longest time to wait for mount targets to disappear before giving up for now. @default 120000 */
+  /**
+   * The file system's mount targets as the caller just described them (listMountTargets): not read again.
+   * @default described here
+   */
+  readonly mountTargets?: readonly MountTargetDescription[];
+  /** Longest time to retry DeleteFileSystem while mount targets finish deleting. @default 120000 */
   readonly maxWaitMs?: number;
-  /** First poll interval; doubles (with jitter) up to maxPollMs. @default 1000 */
+  /** First retry interval; doubles (with jitter) up to maxPollMs. @default 1000 */
   readonly initialPollMs?: number;
   /** @default 10000 */
   readonly maxPollMs?: number;
@@ -36,9 +45,9 @@ export type TeardownOutcome =
   /** The file system did not exist (an earlier run finished the job). */
   | { readonly status: 'already-gone'; readonly mountTargetsDeleted: number }
   /**
-   * Not finished; a later call (or the reaper) resumes. `in-use`: DeleteFileSystem met a mount target that
-   * appeared or was still finishing after the wait, so retrying soon can succeed; `mount-targets`: the wait
-   * for mount targets to go away ran out.
+   * Not finished; a later call (or the reaper) resumes. `in-use`: DeleteFileSystem met a mount target the
+   * caller had not seen (one appeared since), so describing again and retrying soon can succeed;
+   * `mount-targets`: the wait for the deleted mount targets to go away ran out.
    */
   | {
       readonly status: 'pending';
@@ -49,7 +58,31 @@ export type TeardownOutcome =
 
 const GONE_MOUNT_TARGET = new Set(['MountTargetNotFound', 'IncorrectMountTargetState']);
 
-async function listMountTargets(
+/**
+ * Tags the file system `mountfleet:teardown-started-at` = now before its teardown, so that the reaper can
+ * finish a teardown that stalls while the instance runs on. Best effort: a teardown never waits on it, so a
+ * failure is returned as text for the log, never thrown.
+ */
+export async function markTeardownStarted(
+  efs: EFSClient,
+  fileSystemId: string,
+  now: number,
+): Promise<string | undefined> {
+  try {
+    await efs.send(
+      new TagResourceCommand({
+        ResourceId: fileSystemId,
+        Tags: [{ Key: TAG_TEARDOWN_STARTED_AT, Value: new Date(now).toISOString() }],
+      }),
+    );
+    return undefined;
+  } catch (err) {
+    return errorName(err) === 'FileSystemNotFound' ? undefined : errorText(err);
+  }
+}
+
+/** The file system's mount targets (deleted ones left out), or 'gone' when the file system is. */
+export async function listMountTargets(
   efs: EFSClient,
   fileSystemId: string,
 ): Promise<MountTargetDescription[] | 'gone'> {
@@ -75,7 +108,7 @@ export async function teardownFileSystem(
   const progress = options.onProgress ?? (() => undefined);
   let mountTargetsDeleted = 0;
 
-  let targets = await listMountTargets(efs, fileSystemId);
+  const targets = options.mountTargets ?? (await listMountTargets(efs, fileSystemId));
   if (targets === 'gone') return { status: 'already-gone', mountTargetsDeleted };
 
   for (const mt of targets) {
@@ -90,9 +123,18 @@ export async function teardownFileSystem(
 
   const deadline = clock.now() + maxWaitMs;
   for (let attempt = 0; ; attempt++) {
-    targets = await listMountTargets(efs, fileSystemId);
-    if (targets === 'gone') return { status: 'already-gone', mountTargetsDeleted };
-    if (targets.length === 0) break;
+    try {
+      await efs.send(new DeleteFileSystemCommand({ FileSystemId: fileSystemId }));
+      return { status: 'deleted', mountTargetsDeleted };
+    } catch (err) {
+      const name = errorName(err);
+      if (name === 'FileSystemNotFound') return { status: 'already-gone', mountTargetsDeleted };
+      if (name !== 'FileSystemInUse') throw err;
+    }
+    if (targets.length === 0) {
+      // None to wait for: a mount target appeared since the caller looked. Retrying soon can succeed.
+      return { status: 'pending', cause: 'in-use', mountTargetsDeleted, reason: 'file system still in use' };
+    }
     if (clock.now() >= deadline || options.signal?.aborted) {
       return {
         status: 'pending',
@@ -107,25 +149,5 @@ export async function teardownFileSystem(
       Math.max(0, deadline - clock.now()),
     );
     await clock.sleep(delay, options.signal);
-  }
-
-  try {
-    await efs.send(new DeleteFileSystemCommand({ FileSystemId: fileSystemId }));
-    return { status: 'deleted', mountTargetsDeleted };
-  } catch (err) {
-    switch (errorName(err)) {
-      case 'FileSystemNotFound':
-        return { status: 'already-gone', mountTargetsDeleted };
-      case 'FileSystemInUse':
-        // A mount target appeared or is still finishing between our poll and the delete.
-        return {
-          status: 'pending',
-          cause: 'in-use',
-          mountTargetsDeleted,
-          reason: 'file system still in use',
-        };
-      default:
-        throw err;
-    }
   }
 }

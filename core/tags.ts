@@ -10,6 +10,12 @@ export const TAG_JOB = 'mountfleet:job';
 /** Set by the reaper on its first idle sighting (two-phase delete on metric-only evidence). */
 export const TAG_MARKED_IDLE_AT = 'mountfleet:marked-idle-at';
 
+/**
+ * Set by the agent when its teardown starts: the job is over. A file system still carrying it past the grace
+ * period is a teardown that did not finish (its owner may well run on), and the reaper finishes it.
+ */
+export const TAG_TEARDOWN_STARTED_AT = 'mountfleet:teardown-started-at';
+
 /** Tag keys the fleet may set on create (IAM `aws:TagKeys` allows exactly these plus `Name`). */
 export const SCRATCH_CREATE_TAG_KEYS = [TAG_FLEET, TAG_OWNER_INSTANCE, TAG_JOB, 'Name'] as const;
 

@@ -8,6 +8,7 @@
  * holds open until the instance completes it or the hook times out. Both are polled every 5 s.
  */
 import type { Clock } from './clock';
+import { endsScratchJob, ownerStateOfNotice } from './owner-state';
 import {
   metadataService,
   readSpotInstanceAction,
@@ -69,7 +70,13 @@ export async function watchForTermination(
   while (!options.signal.aborted) {
     try {
       const notice = await read();
-      if (notice && !options.signal.aborted) return notice;
+      // Which notices end the job is the rule core/owner-state.ts writes down for the reaper too.
+      if (
+        notice &&
+        endsScratchJob(ownerStateOfNotice(notice.source, notice.action)) &&
+        !options.signal.aborted
+      )
+        return notice;
     } catch (err) {
       if (!reportedError)
         options.log(

@@ -336,6 +336,16 @@ export class OrphanReaper extends Construct {
         },
       }),
     );
+    // Marks go through the Resource Groups Tagging API, 20 file systems a call. Its actions have no resource
+    // type ("*"); for each ARN it then needs elasticfilesystem:TagResource/UntagResource as the caller, and
+    // the statement above, with its tag conditions, is what confines the marks.
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'BatchMarkOwnFleetScratch',
+        actions: ['tag:TagResources', 'tag:UntagResources'],
+        resources: ['*'],
+      }),
+    );
     // DeleteMountTarget also deletes the mount target's network interface as the caller.
     const networkInterfaces = stack.formatArn({
       service: 'ec2',
@@ -345,7 +355,7 @@ export class OrphanReaper extends Construct {
     acknowledgeWildcardResource(
       role,
       '*',
-      'Read-only evidence calls without resource-level permissions: elasticfilesystem:DescribeFileSystems/DescribeMountTargets (a paginated scan of the Region), cloudwatch:GetMetricData, ec2:DescribeInstances.',
+      'Calls without resource-level permissions: the read-only evidence (elasticfilesystem:DescribeFileSystems/DescribeMountTargets, a paginated scan of the Region; cloudwatch:GetMetricData; ec2:DescribeInstances) and tag:TagResources/UntagResources, which only pass the tag-conditioned elasticfilesystem:TagResource/UntagResource through.',
     );
     acknowledgeWildcardResource(
       role,

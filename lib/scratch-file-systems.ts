@@ -4,7 +4,12 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
 import type { AgentConfigInput } from '../core/config';
-import { SCRATCH_CREATE_TAG_KEYS, TAG_FLEET, TAG_OWNER_INSTANCE } from '../core/tags';
+import {
+  SCRATCH_CREATE_TAG_KEYS,
+  TAG_FLEET,
+  TAG_OWNER_INSTANCE,
+  TAG_TEARDOWN_STARTED_AT,
+} from '../core/tags';
 import type { IFleetNetwork } from './fleet-network';
 import { acknowledgeWildcardResource } from './private/nag';
 import { invalidProp, validateFleetId, validateMountPath } from './private/validation';
@@ -155,11 +160,12 @@ export class ScratchFileSystems extends Construct implements ec2.IConnectable {
         }),
       )
       // A re-run of a job on another instance reuses its file system and moves the owner tag to the new
-      // instance (core/scratch/provision.ts): only that one key, only on this fleet's file systems.
+      // instance (core/scratch/provision.ts), and a teardown marks its start for the reaper
+      // (core/efs-teardown.ts): only those keys, only on this fleet's file systems.
       .combine(
         allow(['elasticfilesystem:TagResource'], [fileSystems], {
           StringEquals: { [`aws:ResourceTag/${TAG_FLEET}`]: this.fleetId },
-          'ForAllValues:StringEquals': { 'aws:TagKeys': [TAG_OWNER_INSTANCE] },
+          'ForAllValues:StringEquals': { 'aws:TagKeys': [TAG_OWNER_INSTANCE, TAG_TEARDOWN_STARTED_AT] },
           // ForAllValues is also true of a request with no tag keys at all: require some.
           Null: { 'aws:TagKeys': 'false' },
         }),

@@ -4,12 +4,11 @@
  * Decisions and the summary go to stderr; `--json` prints the report on stdout. Exit 1 when any file
  * system failed, 2 for bad settings.
  */
-import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { Command } from 'commander';
 import { parseWholeNumber, UsageError } from '../args';
 import { printJson, type RegisterCommand } from '../cli';
-import { cloudWatchClient, ec2Client, efsClient } from '../../core/aws';
-import { reap, type ReaperClients } from '../../core/reaper/reaper';
+import { lazyReaperClients } from '../../core/reaper/clients';
+import { reap } from '../../core/reaper/reaper';
 import { summarizeReport } from '../../core/reaper/report';
 import {
   REAPER_DEFAULTS,
@@ -84,15 +83,7 @@ export const register: RegisterCommand = (program: Command, ctx) => {
         maxRunMs = parseWholeNumber('--max-run-seconds', opts.maxRunSeconds, { min: 1, max: 86400 }) * 1000;
       }
       const endsAt = maxRunMs === undefined ? undefined : Date.now() + maxRunMs;
-      // Built on the first owner lookup, as in the Lambda: runs that never look up owners need no EC2 client.
-      let ec2: EC2Client | undefined;
-      const clients: ReaperClients = {
-        efs: efsClient(),
-        cloudwatch: cloudWatchClient(),
-        get ec2() {
-          return (ec2 ??= ec2Client());
-        },
-      };
+      const clients = lazyReaperClients();
       const report = await reap(clients, settings, {
         remainingTimeMs: endsAt === undefined ? undefined : () => endsAt - Date.now(),
         onDecision: (d) =>

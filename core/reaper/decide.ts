@@ -5,20 +5,32 @@
  * decision depends on evidence not read yet, so the caller reads metrics only for file systems that could
  * be touched and looks up owners only for those that metrics did not already settle. The rules, in order:
  *
+ * 0. a file system the fleet did not make (CreationToken, One Zone, backups: evidence.ts foreignReason) is
+ *    reported as foreign and never touched, whatever its tags say;
  * 1. settling lifecycle states (creating, updating, deleting, deleted) and young file systems are kept —
- *    unless a state-change event confirms the owner has ended, when nothing can be setting them up;
+ *    unless EC2 confirmed the owner has ended, when nothing can be setting them up;
  * 2. any client connection in the window vetoes everything (and clears an idle mark); unreadable metrics
  *    also keep the file system, because a live mount cannot be ruled out;
- * 3. strong evidence deletes: lifecycle `error`, no mount target, owner gone (terminated, shutting down,
- *    unknown to EC2, or named by a termination event). A failed lookup is never "gone". A Spot warning
- *    names an instance that still runs: it deletes only on all-zero datapoints, never on none;
- * 4. metric-only evidence (owner present, every datapoint zero) is two-phase: mark, then delete once the
+ * 3. strong evidence deletes: lifecycle `error`; no mount target; a teardown that started longer than the
+ *    grace period ago; an owner that has let go of its scratch (core/owner-state.ts: gone or stopped).
+ *    A failed lookup is never "gone". A warning (Spot notice) names an instance that still runs: it deletes
+ *    only on all-zero datapoints, never on none;
+ * 4. metric-only evidence (owner running, every datapoint zero) is two-phase: mark, then delete once the
  *    mark has aged a full window and the file system is still idle. No datapoints is not zero.
+ *
+ * A mount target still being created or updated is evidence of use too; it is only visible to the
+ * DescribeMountTargets call that deletion starts with, so reaper.ts applies that rule there.
  */
 import { TAG_MARKED_IDLE_AT } from '../tags';
 
 export interface FileSystemFacts {
   readonly id: string;
+  /** `FileSystemArn`, for the batched tagging calls. */
+  readonly arn?: string;
+  /** Why the fleet did not make this file system although it carries the fleet tag: never touched. */
+  readonly foreign?: string;
+  /** The raw `mountfleet:teardown-started-at` tag, when present. */
+  readonly teardownStartedAt?: string;
   readonly lifeCycleState: string;
   /** Epoch milliseconds. */
   readonly createdAt: number;
@@ -40,7 +52,8 @@ export type ConnectionEvidence =
   | { readonly kind: 'unavailable'; readonly error: string };
 
 export type OwnerEvidence =
-  | { readonly kind: 'gone'; readonly detail: string }
+  /** The owner has let go of its scratch: gone or stopped (core/owner-state.ts). */
+  | { readonly kind: 'gone'; readonly ownerState: 'gone' | 'stopped'; readonly detail: string }
   | { readonly kind: 'present'; readonly state: string }
   /** DescribeInstances failed: never evidence that the owner is gone. */
   | { readonly kind: 'lookup-failed'; readonly error: string };
@@ -54,9 +67,10 @@ export interface GoneInstance {
   readonly instanceId: string;
   readonly cause: string;
   /**
-   * True when the instance has stopped running for good (state-change to shutting-down/terminated), false
-   * for a warning ahead of it. Only a confirmed end lifts the grace period: nothing can be setting up or
-   * using a scratch file system whose only user is gone, while a warned instance still runs its job.
+   * True when EC2 itself says the instance has ended (shutting-down, terminated or not found: reaper.ts
+   * checks an event's claim with DescribeInstances), false for a warning ahead of it or a claim EC2 did
+   * not bear out. Only a confirmed end lifts the grace period: nothing can be setting up or using a scratch
+   * file system whose only user is gone, while a warned instance still runs its job.
    */
   readonly confirmed: boolean;
 }
@@ -79,13 +93,12 @@ export interface Decision {
    * appearing before DeleteFileSystem contradicts that evidence, so the deletion must not tear it down.
    */
   readonly basis?: 'no-mount-target';
+  /** Kept because the fleet did not make it (reported apart from the other kept file systems). */
+  readonly foreign?: boolean;
 }
 export type Need = { readonly need: 'connections' } | { readonly need: 'owner'; readonly instanceId: string };
 
 export const INSTANCE_ID_PATTERN = /^i-[0-9a-f]{8,17}$/;
-
-/** Owner states that mean the instance is not coming back. */
-export const GONE_INSTANCE_STATES: ReadonlySet<string> = new Set(['terminated', 'shutting-down']);
 
 const MINUTE = 60_000;
 const SETTLING_STATES: Record<string, string> = {
@@ -113,6 +126,9 @@ export function decide(fs: FileSystemFacts, evidence: Evidence, ctx: DecisionCon
   const keep = (reason: string): Decision => ({ action: 'keep', reason });
   const del = (reason: string): Decision => ({ action: 'delete', reason });
 
+  if (fs.foreign !== undefined) {
+    return { action: 'keep', reason: `foreign: ${fs.foreign}; never deleted`, foreign: true };
+  }
   const settling = SETTLING_STATES[fs.lifeCycleState];
   if (settling) return keep(settling);
   if (fs.lifeCycleState !== 'available' && fs.lifeCycleState !== 'error') {
@@ -141,15 +157,24 @@ export function decide(fs: FileSystemFacts, evidence: Evidence, ctx: DecisionCon
   if (fs.mountTargets === 0) {
     return { ...del(`no mount target ${ageMinutes} min after creation`), basis: 'no-mount-target' };
   }
+  const teardownStartedAt = parseMark(fs.teardownStartedAt);
+  if (teardownStartedAt !== undefined && ctx.now - teardownStartedAt >= ctx.graceMinutes * MINUTE) {
+    return del(
+      `teardown started ${minutesBetween(teardownStartedAt, ctx.now)} min ago and did not finish (grace period ${ctx.graceMinutes} min)`,
+    );
+  }
 
   const owner = fs.ownerInstanceId;
   const ownerIsValid = owner !== undefined && INSTANCE_ID_PATTERN.test(owner);
   if (ownerIsValid && ctx.goneInstance?.instanceId === owner) {
     // A warned instance still runs its job for about two minutes: only all-zero datapoints show it has
-    // stopped using the file system. No datapoints is not zero; the termination event decides then.
+    // stopped using the file system, or EC2 saying it has already let go. No datapoints is not zero.
     if (!ctx.goneInstance.confirmed && connections.kind === 'no-data') {
+      const ownerEvidence = evidence.owner;
+      if (ownerEvidence === undefined) return { need: 'owner', instanceId: owner };
+      if (ownerEvidence.kind === 'gone') return del(`owner ${owner} ${ownerEvidence.detail}`);
       return keep(
-        `Spot warning for owner ${owner}: instance still running, no datapoints — waiting for the termination event`,
+        `${ctx.goneInstance.cause} for owner ${owner}: instance still running, no datapoints — waiting for it to end`,
       );
     }
     return del(`owner ${owner} is going: ${ctx.goneInstance.cause}`);
@@ -161,12 +186,6 @@ export function decide(fs: FileSystemFacts, evidence: Evidence, ctx: DecisionCon
     const ownerEvidence = evidence.owner;
     if (ownerEvidence === undefined) return { need: 'owner', instanceId: owner };
     if (ownerEvidence.kind === 'gone') return del(`owner ${owner} ${ownerEvidence.detail}`);
-    if (
-      ownerEvidence.kind === 'present' &&
-      (ownerEvidence.state === 'stopped' || ownerEvidence.state === 'stopping')
-    ) {
-      return keep(`owner ${owner} is ${ownerEvidence.state} and may resume`);
-    }
     ownerNote =
       ownerEvidence.kind === 'present'
         ? `owner ${owner} ${ownerEvidence.state}`

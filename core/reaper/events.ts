@@ -2,6 +2,7 @@
  * What started a reaper run. EventBridge delivers the schedule and two EC2 events that mean an instance is
  * going away; anything else is acknowledged and ignored (throwing would only make EventBridge retry it).
  */
+import { endsScratchJob, ownerStateOfInstance, ownerStateOfNotice } from '../owner-state';
 import { INSTANCE_ID_PATTERN } from './decide';
 
 export type ReaperTrigger =
@@ -10,7 +11,7 @@ export type ReaperTrigger =
       readonly kind: 'instance-gone';
       readonly instanceId: string;
       readonly cause: string;
-      /** The instance has stopped running for good (not a warning ahead of it). */
+      /** The event says the instance has ended for good (not a warning): a claim reaper.ts checks with EC2. */
       readonly confirmed: boolean;
     }
   | { readonly kind: 'ignored'; readonly reason: string };
@@ -19,9 +20,6 @@ interface EventShape {
   readonly 'detail-type'?: unknown;
   readonly detail?: Record<string, unknown>;
 }
-
-/** States of an `EC2 Instance State-change Notification` after which the instance never comes back. */
-const GONE_STATES = new Set(['shutting-down', 'terminated']);
 
 export function parseReaperEvent(event: unknown): ReaperTrigger {
   const e = (event ?? {}) as EventShape;
@@ -34,19 +32,16 @@ export function parseReaperEvent(event: unknown): ReaperTrigger {
     case 'EC2 Spot Instance Interruption Warning': {
       if (!validInstance)
         return { kind: 'ignored', reason: 'interruption warning without a valid instance-id' };
-      const action = e.detail?.['instance-action'];
-      // stop and hibernate interruptions resume the instance later, with its scratch still needed.
-      if (action !== undefined && action !== 'terminate') {
-        return {
-          kind: 'ignored',
-          reason: `interruption action ${String(action)}: ${instanceId} will resume`,
-        };
+      const action = String(e.detail?.['instance-action'] ?? 'terminate');
+      // The agent tears scratch down on every interruption, stop and hibernate included (core/owner-state.ts).
+      if (!endsScratchJob(ownerStateOfNotice('spot', action))) {
+        return { kind: 'ignored', reason: `interruption action ${action}: not one that ends a job` };
       }
       // A warning: the instance runs for two more minutes, and its job may still be writing to scratch.
       return {
         kind: 'instance-gone',
         instanceId,
-        cause: 'Spot interruption warning (terminate)',
+        cause: `Spot interruption warning (${action})`,
         confirmed: false,
       };
     }
@@ -54,13 +49,16 @@ export function parseReaperEvent(event: unknown): ReaperTrigger {
       if (!validInstance)
         return { kind: 'ignored', reason: 'state-change notification without a valid instance-id' };
       const state = String(e.detail?.state);
-      if (!GONE_STATES.has(state))
+      const ownerState = ownerStateOfInstance(state);
+      if (ownerState === 'alive')
         return { kind: 'ignored', reason: `${instanceId} is ${state}: not going away` };
+      // Only an end EC2 confirms lifts the grace period (reaper.ts checks the claim with DescribeInstances);
+      // a stopped instance's scratch is deleted after the grace period, as the owner lookup shows it stopped.
       return {
         kind: 'instance-gone',
         instanceId,
         cause: `state-change notification (${state})`,
-        confirmed: true,
+        confirmed: ownerState === 'gone',
       };
     }
     default:

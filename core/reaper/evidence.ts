@@ -16,25 +16,48 @@ import {
   type MetricDataQuery,
 } from '@aws-sdk/client-cloudwatch';
 import type { EC2Client, Filter } from '@aws-sdk/client-ec2';
-import type { EFSClient } from '@aws-sdk/client-efs';
+import type { EFSClient, FileSystemDescription } from '@aws-sdk/client-efs';
 import { errorText } from '../errors';
 import { listFleetFileSystemDescriptions, tagValue } from '../fleet-file-systems';
-import { TAG_FLEET, TAG_MARKED_IDLE_AT, TAG_OWNER_INSTANCE } from '../tags';
-import {
-  GONE_INSTANCE_STATES,
-  type ConnectionEvidence,
-  type FileSystemFacts,
-  type OwnerEvidence,
-} from './decide';
+import { creationTokenPrefix } from '../scratch/naming';
+import { TAG_FLEET, TAG_MARKED_IDLE_AT, TAG_OWNER_INSTANCE, TAG_TEARDOWN_STARTED_AT } from '../tags';
+import { ownerReleasedScratch, ownerStateOfInstance } from '../owner-state';
+import { type ConnectionEvidence, type FileSystemFacts, type OwnerEvidence } from './decide';
 
 export const METRIC_QUERIES_PER_CALL = 500;
 export const INSTANCE_FILTER_VALUES_PER_CALL = 200;
 export const INSTANCES_PER_PAGE = 1000;
 
-/** Every file system tagged `mountfleet:fleet` = fleetId; others are dropped here and never looked at again. */
+/** The tag AWS puts on a file system while its automatic backups are on. */
+export const DEFAULT_BACKUP_TAG = 'aws:elasticfilesystem:default-backup';
+
+/**
+ * Why a file system carrying the fleet tag is still not the fleet's scratch, or undefined when it is. The
+ * agent makes every scratch file system with the fleet's CreationToken prefix, in One Zone, with backups
+ * off; a tag alone is easy to copy onto something precious. Backups are judged from the system tag AWS
+ * sets while automatic backups are on (DescribeBackupPolicy would cost a call per file system); a file
+ * system that another AWS Backup plan selects carries no such mark, and is protected by the token rule.
+ */
+export function foreignReason(fs: FileSystemDescription, fleetId: string): string | undefined {
+  const prefix = creationTokenPrefix(fleetId);
+  if (!fs.CreationToken?.startsWith(prefix)) {
+    return `CreationToken ${JSON.stringify(fs.CreationToken ?? '')} does not start with ${JSON.stringify(prefix)}`;
+  }
+  if (!fs.AvailabilityZoneName) return 'not a One Zone file system';
+  if (tagValue(fs, DEFAULT_BACKUP_TAG) === 'enabled') return 'automatic backups are on';
+  return undefined;
+}
+
+/**
+ * Every file system tagged `mountfleet:fleet` = fleetId; others are dropped here and never looked at again.
+ * Those the fleet did not make (see foreignReason) are listed with the reason, to be reported and kept.
+ */
 export async function listFleetFileSystems(efs: EFSClient, fleetId: string): Promise<FileSystemFacts[]> {
   return (await listFleetFileSystemDescriptions(efs, fleetId)).map((fs) => ({
     id: fs.FileSystemId!,
+    arn: fs.FileSystemArn,
+    foreign: foreignReason(fs, fleetId),
+    teardownStartedAt: tagValue(fs, TAG_TEARDOWN_STARTED_AT),
     lifeCycleState: fs.LifeCycleState ?? 'unknown',
     createdAt: fs.CreationTime?.getTime() ?? 0,
     mountTargets: fs.NumberOfMountTargets ?? 0,
@@ -149,11 +172,24 @@ async function describeInstanceStates(
   } while (nextToken);
 }
 
+/** What an owner's EC2 state means, by the shared rule of core/owner-state.ts. */
 function ownerEvidence(state: string | undefined): OwnerEvidence {
   if (state === undefined)
-    return { kind: 'gone', detail: 'is unknown to EC2 (terminated long ago or never existed)' };
-  if (GONE_INSTANCE_STATES.has(state)) return { kind: 'gone', detail: `is ${state}` };
-  return { kind: 'present', state };
+    return {
+      kind: 'gone',
+      ownerState: 'gone',
+      detail: 'is unknown to EC2 (terminated long ago or never existed)',
+    };
+  const ownerState = ownerStateOfInstance(state);
+  if (!ownerReleasedScratch(ownerState)) return { kind: 'present', state };
+  return {
+    kind: 'gone',
+    ownerState,
+    detail:
+      ownerState === 'stopped'
+        ? `is ${state}: a stopped instance keeps no NFS mount and its job has ended`
+        : `is ${state}`,
+  };
 }
 
 /** The state of each owner instance; ids must be well-formed instance ids. */

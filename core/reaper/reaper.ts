@@ -1,23 +1,18 @@
 /**
  * One reaper run: list this fleet's file systems, gather evidence in batches (only what the decisions
- * need), decide each file system (decide.ts), then act with bounded concurrency. Used by the Lambda
- * (schedule and event fast path) and by `mountfleet reap`.
+ * need), decide each file system (decide.ts), then act: idle marks in batches of 20, deletions with
+ * bounded concurrency. Used by the Lambda (schedule and event fast path) and by `mountfleet reap`.
  *
- * Safety: only file systems tagged with this fleet are ever read further or touched; a dry run makes no
+ * Safety: only file systems tagged with this fleet, and made by it, are ever touched; a dry run makes no
  * change at all; a failure on one file system is recorded in the report and never fails the run; the run
  * stops starting new work when its time is nearly up, and leaves the rest (reported as kept) to the next.
  */
 import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import type { EC2Client } from '@aws-sdk/client-ec2';
-import {
-  DeleteFileSystemCommand,
-  TagResourceCommand,
-  UntagResourceCommand,
-  type EFSClient,
-} from '@aws-sdk/client-efs';
-import { systemClock, type Clock } from '../clock';
-import { teardownFileSystem } from '../efs-teardown';
-import { TAG_MARKED_IDLE_AT } from '../tags';
+import { DeleteFileSystemCommand, type EFSClient } from '@aws-sdk/client-efs';
+import type { ResourceGroupsTaggingAPIClient } from '@aws-sdk/client-resource-groups-tagging-api';
+import { backoffDelay, systemClock, type Clock } from '../clock';
+import { listMountTargets, teardownFileSystem } from '../efs-teardown';
 import {
   decide,
   isNeed,
@@ -31,6 +26,7 @@ import {
 } from './decide';
 import { errorName, errorText } from '../errors';
 import { connectionWindow, listFleetFileSystems, lookupOwners, readConnections } from './evidence';
+import { markIdle, unmarkIdle, type MarkResults } from './marks';
 import { emptyReport, type ReapReport } from './report';
 import type { ReaperSettings } from './settings';
 
@@ -38,9 +34,11 @@ export interface ReaperClients {
   readonly efs: EFSClient;
   readonly ec2: EC2Client;
   readonly cloudwatch: CloudWatchClient;
+  /** Idle marks, 20 file systems a call. */
+  readonly tagging: ResourceGroupsTaggingAPIClient;
 }
 
-export type Outcome = 'deleted' | 'marked' | 'unmarked' | 'kept' | 'failed';
+export type Outcome = 'deleted' | 'marked' | 'unmarked' | 'kept' | 'foreign' | 'failed';
 
 /** One line per file system: what was decided, why, and what came of it. */
 export interface DecisionRecord {
@@ -89,9 +87,10 @@ async function decideAll(
   settings: ReaperSettings,
   fileSystems: readonly FileSystemFacts[],
   ctx: DecisionContext,
+  knownOwners: ReadonlyMap<string, OwnerEvidence>,
 ): Promise<Map<string, Decision>> {
   const connections = new Map<string, ConnectionEvidence>();
-  const owners = new Map<string, OwnerEvidence>();
+  const owners = new Map<string, OwnerEvidence>(knownOwners);
   const round = () =>
     new Map<string, Decision | Need>(
       fileSystems.map((fs) => [
@@ -136,25 +135,34 @@ async function decideAll(
   );
 }
 
+interface Work {
+  readonly fs: FileSystemFacts;
+  readonly decision: Decision;
+}
+
 type DeletionResult =
   | { readonly status: 'deleted' }
-  /** The teardown is under way; the next run resumes it. */
-  | { readonly status: 'pending'; readonly reason: string }
+  /** Mount targets deleted, DeleteFileSystem refused while they finish deleting: retried by reap(). */
+  | { readonly status: 'pending' }
   /** What the reaper saw at deletion time contradicts the decision's evidence: nothing was touched. */
   | { readonly status: 'contradicted'; readonly reason: string };
 
+/** Mount-target states that mean someone is setting the file system up or changing it: evidence of use. */
+const MOUNT_TARGET_IN_USE_STATES = new Set(['creating', 'updating']);
+
 /**
- * Deletes one file system: straight to DeleteFileSystem when it had no mount target, else the full teardown.
- * FileSystemInUse there means a mount target appeared since the listing: when "no mount target" was the
- * decision's only evidence that contradicts it (someone is setting the file system up), so it is kept;
- * evidence that does not depend on mount targets (owner gone, lifecycle error) still holds, and the full
- * teardown removes the new mount target too.
+ * Deletes one file system: straight to DeleteFileSystem when it had no mount target, else the full teardown
+ * on the mount targets described once here. FileSystemInUse on the direct delete means a mount target
+ * appeared since the listing: when "no mount target" was the decision's only evidence that contradicts it
+ * (someone is setting the file system up), so it is kept; evidence that does not depend on mount targets
+ * (owner gone, lifecycle error) still holds, and the full teardown removes the new mount target too —
+ * unless a mount target is still being created or updated, which contradicts every decision.
  */
 async function deleteFileSystem(
   efs: EFSClient,
   fs: FileSystemFacts,
   decision: Decision,
-  teardown: { clock: Clock; maxWaitMs: number; onProgress?: (m: string) => void },
+  clock: Clock,
 ): Promise<DeletionResult> {
   if (fs.mountTargets === 0) {
     try {
@@ -172,8 +180,35 @@ async function deleteFileSystem(
       }
     }
   }
-  const outcome = await teardownFileSystem(efs, fs.id, teardown);
-  return outcome.status === 'pending' ? { status: 'pending', reason: outcome.reason } : { status: 'deleted' };
+  const mountTargets = await listMountTargets(efs, fs.id);
+  if (mountTargets === 'gone') return { status: 'deleted' };
+  const settingUp = mountTargets.find((mt) => MOUNT_TARGET_IN_USE_STATES.has(mt.LifeCycleState ?? ''));
+  if (settingUp) {
+    return {
+      status: 'contradicted',
+      reason: `mount target ${settingUp.MountTargetId} is ${settingUp.LifeCycleState}: in use; decided again next run`,
+    };
+  }
+  // One DeleteFileSystem try; reap() retries the file systems whose mount targets are still deleting together.
+  const outcome = await teardownFileSystem(efs, fs.id, { clock, maxWaitMs: 0, mountTargets });
+  return outcome.status === 'pending' ? { status: 'pending' } : { status: 'deleted' };
+}
+
+/**
+ * An event's claim that its instance has ended, checked with EC2 (one DescribeInstances on the instance-id
+ * filter). Only an end EC2 bears out makes the event evidence (and lifts the grace period); a claim EC2
+ * contradicts (a stale, replayed or forged event) or cannot check counts for nothing, and the instance's
+ * file systems are decided by the ordinary rules on what EC2 said. The lookup's answer is kept for those.
+ */
+async function confirmEnd(
+  ec2: EC2Client,
+  fleetId: string,
+  claimed: GoneInstance,
+): Promise<{ goneInstance?: GoneInstance; owners: Map<string, OwnerEvidence> }> {
+  const owners = await lookupOwners(ec2, fleetId, [claimed.instanceId]);
+  const owner = owners.get(claimed.instanceId)!;
+  if (owner.kind !== 'gone' || owner.ownerState !== 'gone') return { owners };
+  return { goneInstance: { ...claimed, cause: `${claimed.cause}; EC2: ${owner.detail}` }, owners };
 }
 
 export async function reap(
@@ -191,6 +226,7 @@ export async function reap(
     else if (outcome === 'marked') report.marked.push(fs.id);
     else if (outcome === 'unmarked') report.unmarked.push(fs.id);
     else if (outcome === 'kept') report.kept.push({ id: fs.id, reason });
+    else if (outcome === 'foreign') report.foreign.push({ id: fs.id, reason });
     else report.failed.push({ id: fs.id, error: detail ?? decision.reason });
     options.onDecision?.({
       fileSystemId: fs.id,
@@ -202,69 +238,110 @@ export async function reap(
   };
 
   let fileSystems = await listFleetFileSystems(clients.efs, settings.fleetId);
-  const gone = options.goneInstance;
-  if (gone) fileSystems = fileSystems.filter((fs) => fs.ownerInstanceId === gone.instanceId);
+  const event = options.goneInstance;
+  if (event) fileSystems = fileSystems.filter((fs) => fs.ownerInstanceId === event.instanceId);
   report.scanned = fileSystems.length;
 
+  let gone = event;
+  let knownOwners = new Map<string, OwnerEvidence>();
+  if (event?.confirmed && fileSystems.length > 0) {
+    ({ goneInstance: gone, owners: knownOwners } = await confirmEnd(clients.ec2, settings.fleetId, event));
+  }
   const ctx: DecisionContext = {
     now: clock.now(),
     graceMinutes: settings.graceMinutes,
     idleWindowMinutes: settings.idleWindowMinutes,
     goneInstance: gone,
   };
-  const decisions = await decideAll(clients, settings, fileSystems, ctx);
+  const decisions = await decideAll(clients, settings, fileSystems, ctx, knownOwners);
 
-  const work: { fs: FileSystemFacts; decision: Decision }[] = [];
+  const work: Work[] = [];
+  const marks: Work[] = [];
+  const unmarks: Work[] = [];
   let deletionsAllowed = settings.maxDeletionsPerRun;
   for (const fs of fileSystems) {
     const decision = decisions.get(fs.id)!;
-    if (decision.action === 'keep') record(fs, decision, 'kept');
+    if (decision.foreign) record(fs, decision, 'foreign');
+    else if (decision.action === 'keep') record(fs, decision, 'kept');
     else if (decision.action === 'delete' && deletionsAllowed-- <= 0) {
       record(fs, decision, 'kept', `deferred: at most ${settings.maxDeletionsPerRun} deletions per run`);
     } else if (settings.dryRun) {
       record(fs, decision, DRY_RUN_OUTCOME[decision.action]);
-    } else work.push({ fs, decision });
+    } else if (decision.action === 'mark') marks.push({ fs, decision });
+    else if (decision.action === 'unmark') unmarks.push({ fs, decision });
+    else work.push({ fs, decision });
   }
 
-  await forEachBounded(work, options.concurrency ?? DEFAULT_REAP_CONCURRENCY, async ({ fs, decision }) => {
+  /** Marks and unmarks go in batches (core/reaper/marks.ts); each file system is recorded on its own. */
+  const inBatches = async (
+    items: Work[],
+    done: Outcome,
+    apply: (fs: FileSystemFacts[]) => Promise<MarkResults>,
+  ) => {
+    if (items.length === 0) return;
+    if (timeLeft() <= 0) {
+      for (const { fs, decision } of items) record(fs, decision, 'kept', 'deferred: the run is out of time');
+      return;
+    }
+    const results = await apply(items.map((item) => item.fs));
+    for (const { fs, decision } of items) {
+      const error = results.get(fs.id);
+      record(fs, decision, error === undefined ? done : 'failed', error);
+    }
+  };
+  await inBatches(marks, 'marked', (fs) => markIdle(clients.tagging, fs, new Date(ctx.now)));
+  await inBatches(unmarks, 'unmarked', (fs) => unmarkIdle(clients.tagging, fs));
+
+  // Deletion in two steps, so that no worker sits waiting: first each file system's mount targets are read
+  // and deleted and DeleteFileSystem is tried once (bounded concurrency); then all those whose mount
+  // targets are still deleting are retried together, one DeleteFileSystem each per round, with backoff, up
+  // to the teardown bound. Waiting for each in turn would cap deletions at `concurrency` per mount-target
+  // deletion time (tens of seconds in AWS), far below the rate EFS allows.
+  const concurrency = options.concurrency ?? DEFAULT_REAP_CONCURRENCY;
+  const waitUntil = clock.now() + Math.max(0, Math.min(options.teardownMaxWaitMs ?? 120_000, timeLeft()));
+  let waiting: Work[] = [];
+  await forEachBounded(work, concurrency, async (item) => {
+    const { fs, decision } = item;
     if (timeLeft() <= 0) {
       record(fs, decision, 'kept', 'deferred: the run is out of time, the next run continues');
       return;
     }
     try {
-      switch (decision.action) {
-        case 'mark':
-          await clients.efs.send(
-            new TagResourceCommand({
-              ResourceId: fs.id,
-              Tags: [{ Key: TAG_MARKED_IDLE_AT, Value: new Date(ctx.now).toISOString() }],
-            }),
-          );
-          return record(fs, decision, 'marked');
-        case 'unmark':
-          await clients.efs.send(
-            new UntagResourceCommand({ ResourceId: fs.id, TagKeys: [TAG_MARKED_IDLE_AT] }),
-          );
-          return record(fs, decision, 'unmarked');
-        default: {
-          const result = await deleteFileSystem(clients.efs, fs, decision, {
-            clock,
-            maxWaitMs: Math.max(0, Math.min(options.teardownMaxWaitMs ?? 120_000, timeLeft())),
-            onProgress: options.onProgress,
-          });
-          if (result.status === 'deleted') return record(fs, decision, 'deleted');
-          if (result.status === 'contradicted') return record(fs, decision, 'kept', result.reason);
-          return record(
-            fs,
-            decision,
-            'kept',
-            `deletion in progress (${result.reason}), the next run resumes`,
-          );
-        }
-      }
+      const result = await deleteFileSystem(clients.efs, fs, decision, clock);
+      if (result.status === 'deleted') return record(fs, decision, 'deleted');
+      if (result.status === 'contradicted') return record(fs, decision, 'kept', result.reason);
+      waiting.push(item);
     } catch (err) {
       record(fs, decision, 'failed', errorText(err));
     }
   });
+  for (let round = 0; waiting.length > 0; round++) {
+    if (clock.now() >= waitUntil || timeLeft() <= 0) {
+      const waited = Math.round((options.teardownMaxWaitMs ?? 120_000) / 1000);
+      for (const { fs, decision } of waiting) {
+        record(
+          fs,
+          decision,
+          'kept',
+          `deletion in progress (still in use after ${waited} s), the next run resumes`,
+        );
+      }
+      break;
+    }
+    options.onProgress?.(`waiting for the mount targets of ${waiting.length} file system(s) to delete`);
+    await clock.sleep(Math.min(backoffDelay(round, 1000, 10_000), Math.max(0, waitUntil - clock.now())));
+    const still: Work[] = [];
+    await forEachBounded(waiting, concurrency, async (item) => {
+      try {
+        // No mount targets to delete: one DeleteFileSystem, FileSystemInUse while they finish deleting.
+        const outcome = await teardownFileSystem(clients.efs, item.fs.id, { mountTargets: [], clock });
+        if (outcome.status === 'pending') still.push(item);
+        else record(item.fs, item.decision, 'deleted');
+      } catch (err) {
+        record(item.fs, item.decision, 'failed', errorText(err));
+      }
+    });
+    waiting = still;
+  }
   return report;
 }

@@ -11,11 +11,23 @@ export interface ReapReport {
   /** Mark removed because the file system is in use again. */
   readonly unmarked: string[];
   readonly kept: { id: string; reason: string }[];
+  /** Carry the fleet tag but were not made by the fleet (CreationToken, One Zone, backups): never touched. */
+  readonly foreign: { id: string; reason: string }[];
   readonly failed: { id: string; error: string }[];
 }
 
 export function emptyReport(fleet: string, dryRun: boolean): ReapReport {
-  return { fleet, dryRun, scanned: 0, deleted: [], marked: [], unmarked: [], kept: [], failed: [] };
+  return {
+    fleet,
+    dryRun,
+    scanned: 0,
+    deleted: [],
+    marked: [],
+    unmarked: [],
+    kept: [],
+    foreign: [],
+    failed: [],
+  };
 }
 
 /** The counts published as CloudWatch metrics (and printed as a one-line summary). */
@@ -26,6 +38,7 @@ export function reportCounts(report: ReapReport) {
     Marked: report.marked.length,
     Unmarked: report.unmarked.length,
     Kept: report.kept.length,
+    Foreign: report.foreign.length,
     Failed: report.failed.length,
   };
 }
@@ -35,6 +48,6 @@ export function summarizeReport(report: ReapReport): string {
   const verb = report.dryRun ? 'would delete' : 'deleted';
   return (
     `fleet ${report.fleet}${report.dryRun ? ' (dry run)' : ''}: scanned ${c.Scanned}, ${verb} ${c.Deleted}, ` +
-    `marked ${c.Marked}, unmarked ${c.Unmarked}, kept ${c.Kept}, failed ${c.Failed}`
+    `marked ${c.Marked}, unmarked ${c.Unmarked}, kept ${c.Kept}, foreign ${c.Foreign}, failed ${c.Failed}`
   );
 }

@@ -15,7 +15,7 @@ import { dirname, resolve } from 'node:path';
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { EFSClient } from '@aws-sdk/client-efs';
 import { backoffDelay, systemClock, type Clock } from '../clock';
-import { teardownFileSystem } from '../efs-teardown';
+import { markTeardownStarted, teardownFileSystem } from '../efs-teardown';
 import { errorText } from '../errors';
 import { tagValue } from '../fleet-file-systems';
 import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE } from '../tags';
@@ -378,6 +378,7 @@ async function tearDown(
 
   const deadline = clock.now() + timeoutMs;
   let lastError = '';
+  let teardownMarked = false;
   for (let attempt = 0; clock.now() < deadline; attempt++) {
     try {
       if (fileSystemId === undefined) {
@@ -392,6 +393,11 @@ async function tearDown(
           return { status: 'nothing-created' };
         }
         fileSystemId = found.FileSystemId!;
+      }
+      if (!teardownMarked) {
+        teardownMarked = true;
+        const failed = await markTeardownStarted(request.efs, fileSystemId, clock.now());
+        if (failed) log(`cannot tag ${fileSystemId} as being torn down (${failed}); tearing down anyway`);
       }
       const outcome = await teardownFileSystem(request.efs, fileSystemId, {
         clock,

@@ -35,11 +35,16 @@ export function generateJobId(now: number = Date.now(), random: () => Buffer = (
  * (a job id cannot contain '#', so the two forms never collide).
  */
 export function creationToken(fleetId: string, jobId: string): string {
-  const plain = `mf/${fleetId}/${jobId}`;
+  const plain = creationTokenPrefix(fleetId) + jobId;
   if (plain.length <= CREATION_TOKEN_MAX) return plain;
   const hash = createHash('sha256').update(`${fleetId}\0${jobId}`).digest('hex');
-  const prefix = `mf/${fleetId}/#`;
+  const prefix = `${creationTokenPrefix(fleetId)}#`;
   return prefix + hash.slice(0, CREATION_TOKEN_MAX - prefix.length);
+}
+
+/** How every CreationToken of the fleet's scratch begins (the reaper deletes nothing else). */
+export function creationTokenPrefix(fleetId: string): string {
+  return `mf/${fleetId}/`;
 }
 
 /** The `Name` tag shown in the console (tag values may be up to 256 characters). */

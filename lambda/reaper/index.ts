@@ -5,25 +5,16 @@
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { Context } from 'aws-lambda';
-import { cloudWatchClient, ec2Client, efsClient } from '../../core/aws';
+import { lazyReaperClients } from '../../core/reaper/clients';
 import { parseReaperEvent } from '../../core/reaper/events';
-import { reap, type ReaperClients } from '../../core/reaper/reaper';
+import { reap } from '../../core/reaper/reaper';
 import { reportCounts, summarizeReport, type ReapReport } from '../../core/reaper/report';
 import { reaperSettingsFromEnv } from '../../core/reaper/settings';
 
 // Created once per container: connections and the adaptive retry state carry over between invocations.
-// The EC2 client (the heaviest SDK package, ~200 ms to load) is built on the first owner lookup instead
-// of at init: the event fast path and runs that metrics or mount targets settle never need it.
-let ec2: EC2Client | undefined;
-const clients: ReaperClients = {
-  efs: efsClient(),
-  cloudwatch: cloudWatchClient(),
-  get ec2() {
-    return (ec2 ??= ec2Client());
-  },
-};
+// The EC2 and tagging clients are built on first use (core/reaper/clients.ts): not every run needs them.
+const clients = lazyReaperClients();
 const logger = new Logger({ serviceName: 'mountfleet-reaper' });
 const metrics = new Metrics({ namespace: 'Mountfleet', serviceName: 'mountfleet-reaper' });
 // Alarms key on exactly { Fleet }: drop the `service` dimension Powertools adds by default.

@@ -11,11 +11,19 @@ import { useEmulator } from '../support/emulator';
 describe('mountfleet reap (bundle, emulator)', () => {
   useEmulator();
 
-  /** seedFleet's fleet, and a file system of another fleet that the reaper must not see. */
+  /**
+   * seedFleet's fleet, a file system of another fleet that the reaper must not see, and one carrying this
+   * fleet's tag that the fleet did not make (its CreationToken is not `mf/f1/…`): foreign, never touched.
+   */
   async function fleet() {
     const f = await seedFleet(reaperClients());
     const otherFleet = await createFileSystem(efsClient(), f.net, { fleet: 'f2', owner: f.terminated });
-    return { ...f, otherFleet };
+    const foreign = await createFileSystem(efsClient(), f.net, {
+      fleet: 'f1',
+      owner: f.terminated,
+      token: 'team-dataset',
+    });
+    return { ...f, otherFleet, foreign };
   }
 
   it('--dry-run --json prints the report and changes nothing', async () => {
@@ -28,16 +36,17 @@ describe('mountfleet reap (bundle, emulator)', () => {
     expect(report).toEqual({
       fleet: 'f1',
       dryRun: true,
-      scanned: 2,
+      scanned: 3,
       deleted: [f.orphan],
       marked: [],
       unmarked: [],
       kept: [{ id: f.inUse, reason: expect.stringMatching(/in use/) }],
+      foreign: [{ id: f.foreign, reason: expect.stringMatching(/^foreign: CreationToken "team-dataset"/) }],
       failed: [],
     });
     expect(r.stderr).toMatch(new RegExp(`${f.orphan} would be deleted: owner i-[0-9a-f]+ is terminated`));
-    expect(r.stderr).toMatch(/fleet f1 \(dry run\): scanned 2, would delete 1/);
-    expect((await describeAll(efsClient())).size).toBe(3);
+    expect(r.stderr).toMatch(/fleet f1 \(dry run\): scanned 3, would delete 1, .*foreign 1/);
+    expect((await describeAll(efsClient())).size).toBe(4);
   });
 
   it('deletes the orphan for real, leaving the rest', async () => {
@@ -56,7 +65,9 @@ describe('mountfleet reap (bundle, emulator)', () => {
 
     expect(r.code).toBe(0);
     expect((JSON.parse(r.stdout) as ReapReport).deleted).toEqual([f.orphan]);
-    expect([...(await describeAll(efsClient())).keys()].sort()).toEqual([f.inUse, f.otherFleet].sort());
+    expect([...(await describeAll(efsClient())).keys()].sort()).toEqual(
+      [f.inUse, f.otherFleet, f.foreign].sort(),
+    );
   });
 
   it('rejects a bad setting naming the flag, with exit status 2', async () => {

@@ -1,7 +1,8 @@
 import { DescribeFileSystemsCommand, DescribeMountTargetsCommand } from '@aws-sdk/client-efs';
 import { ec2Client, efsClient } from '../../core/aws';
 import type { Clock } from '../../core/clock';
-import { teardownFileSystem } from '../../core/efs-teardown';
+import { markTeardownStarted, teardownFileSystem } from '../../core/efs-teardown';
+import { TAG_TEARDOWN_STARTED_AT } from '../../core/tags';
 import { useEmulator } from '../support/emulator';
 import { createNetwork, createScratchFileSystem } from '../support/fixtures';
 
@@ -60,5 +61,20 @@ describe('teardownFileSystem (emulator)', () => {
     expect((await efs().send(new DescribeFileSystemsCommand({ FileSystemId: id }))).FileSystems).toHaveLength(
       1,
     );
+  });
+
+  it('marks the start of a teardown for the reaper; a file system already gone is no failure', async () => {
+    const id = await createScratchFileSystem(efs(), { fleet: 'f1' }, 'tok-4');
+    const at = Date.parse('2026-11-24T08:00:00Z');
+
+    expect(await markTeardownStarted(efs(), id, at)).toBeUndefined();
+
+    const [described] = (await efs().send(new DescribeFileSystemsCommand({ FileSystemId: id }))).FileSystems!;
+    expect(described.Tags).toContainEqual({
+      Key: TAG_TEARDOWN_STARTED_AT,
+      Value: '2026-11-24T08:00:00.000Z',
+    });
+    expect(await teardownFileSystem(efs(), id)).toMatchObject({ status: 'deleted' });
+    expect(await markTeardownStarted(efs(), id, at)).toBeUndefined();
   });
 });

@@ -2,6 +2,7 @@
  * The reaper Lambda handler, invoked directly against the emulator (moto's Lambda cannot run it) with a
  * stand-in context. Checks the report it returns, the EMF metrics and the one log line per decision.
  */
+import { TerminateInstancesCommand } from '@aws-sdk/client-ec2';
 import { efsClient } from '../../core/aws';
 import { useEmulator } from '../support/emulator';
 import {
@@ -106,7 +107,7 @@ describe('reaper Lambda handler (emulator)', () => {
     expect(emf._aws.CloudWatchMetrics[0].Namespace).toBe('Mountfleet');
     expect(emf._aws.CloudWatchMetrics[0].Dimensions).toEqual([['Fleet']]);
     expect(emf._aws.CloudWatchMetrics[0].Metrics.map((m) => m.Name).sort()).toEqual(
-      ['Deleted', 'Failed', 'Kept', 'Marked', 'Scanned', 'Unmarked'].sort(),
+      ['Deleted', 'Failed', 'Foreign', 'Kept', 'Marked', 'Scanned', 'Unmarked'].sort(),
     );
     expect(emf).toMatchObject({
       Fleet: 'f1',
@@ -115,12 +116,14 @@ describe('reaper Lambda handler (emulator)', () => {
       Kept: 1,
       Marked: 1,
       Unmarked: 0,
+      Foreign: 0,
       Failed: 0,
     });
   });
 
   it('state-change event (terminated): reaps that instance’s file systems only', async () => {
     const f = await fleetWithOrphans();
+    await reaperClients().ec2.send(new TerminateInstancesCommand({ InstanceIds: [f.running] }));
 
     const report = await handler(
       {
@@ -131,7 +134,7 @@ describe('reaper Lambda handler (emulator)', () => {
       context(),
     );
 
-    // The event is the owner evidence; the connection veto still holds for the busy one.
+    // The event, confirmed by EC2, is the owner evidence; the connection veto still holds for the busy one.
     expect(report).toMatchObject({ scanned: 2, deleted: [f.idle], kept: [{ id: f.inUse }] });
     expect((await describeAll(efsClient())).has(f.orphan)).toBe(true);
   });
@@ -139,12 +142,12 @@ describe('reaper Lambda handler (emulator)', () => {
   it('ignores events that do not mean an instance is going', async () => {
     const result = await handler(
       {
-        'detail-type': 'EC2 Spot Instance Interruption Warning',
-        detail: { 'instance-id': 'i-0123456789abcdef0', 'instance-action': 'stop' },
+        'detail-type': 'EC2 Instance State-change Notification',
+        detail: { 'instance-id': 'i-0123456789abcdef0', state: 'running' },
       },
       context(),
     );
-    expect(result).toEqual({ ignored: expect.stringMatching(/will resume/) });
+    expect(result).toEqual({ ignored: expect.stringMatching(/not going away/) });
   });
 
   it('starts no deletion when less than the deadline margin remains', async () => {

@@ -646,7 +646,7 @@ describe('ScratchFileSystems', () => {
     ]);
   });
 
-  test('lets a re-run move mountfleet:owner-instance on its own fleet file systems, and nothing else', () => {
+  test('lets a re-run move mountfleet:owner-instance and a teardown mark its start on its own fleet file systems, and nothing else', () => {
     const stack = testStack();
     const network = new FleetNetwork(stack, 'Network', { azIds: ['use1-az4'] });
     const scratch = new ScratchFileSystems(stack, 'Scratch', { fleetId: 'train', network });
@@ -672,7 +672,9 @@ describe('ScratchFileSystems', () => {
             },
             Condition: {
               StringEquals: { 'aws:ResourceTag/mountfleet:fleet': 'train' },
-              'ForAllValues:StringEquals': { 'aws:TagKeys': ['mountfleet:owner-instance'] },
+              'ForAllValues:StringEquals': {
+                'aws:TagKeys': ['mountfleet:owner-instance', 'mountfleet:teardown-started-at'],
+              },
               Null: { 'aws:TagKeys': 'false' },
             },
           },
@@ -886,6 +888,10 @@ describe('OrphanReaper', () => {
         ],
         Resource: '*',
       }),
+    );
+    // Batched marks: the Tagging API has no resource type; the EFS statement above confines each ARN.
+    expect(all).toContainEqual(
+      expect.objectContaining({ Action: ['tag:TagResources', 'tag:UntagResources'], Resource: '*' }),
     );
     // No reaper code (evidence or teardown) reads network interfaces.
     expect(JSON.stringify(all)).not.toContain('ec2:DescribeNetworkInterfaces');

@@ -2,6 +2,7 @@
  * The event fast path and the batched read path, counted by the fault proxy. The proxy also plays EC2's
  * real limit that moto does not enforce: more than 200 values in one filter is FilterLimitExceeded.
  */
+import { TerminateInstancesCommand } from '@aws-sdk/client-ec2';
 import { CreateFileSystemCommand } from '@aws-sdk/client-efs';
 import { cloudWatchClient, ec2Client } from '../../../core/aws';
 import { listFleetFileSystems, lookupOwners, readConnections } from '../../../core/reaper/evidence';
@@ -17,8 +18,10 @@ import {
   launchOwners,
   reaperClients,
   seedConnections,
+  tagOf,
   useReaperEmulator,
 } from './scenario';
+import { TAG_MARKED_IDLE_AT } from '../../../core/tags';
 
 /** The largest `Filter.N.Value.M` index in an EC2 query request. */
 function filterValues(request: RequestInfo): number {
@@ -80,15 +83,18 @@ describe('reaper reads and the event fast path (emulator + fault proxy)', () => 
       {
         id: silent,
         reason: expect.stringMatching(
-          /^Spot warning .*: instance still running, no datapoints — waiting for the termination event$/,
+          /^Spot interruption warning \(terminate\) for owner .*: instance still running, no datapoints — waiting for it to end$/,
         ),
       },
     ]);
-    expect(emu.proxy.count('ec2', 'DescribeInstances')).toBe(0);
+    // One lookup, for the file system without datapoints: EC2 says its owner still runs.
+    expect(emu.proxy.count('ec2', 'DescribeInstances')).toBe(1);
     const left = await describeAll(c.efs);
     expect([...left.keys()].sort()).toEqual([busy, silent, otherOwner, otherFleet].sort());
 
-    // The termination event confirms the end: no datapoints no longer keeps it.
+    // The instance ends, and the termination event (checked with EC2) confirms it: no datapoints no
+    // longer keeps it.
+    await c.ec2.send(new TerminateInstancesCommand({ InstanceIds: [interrupted] }));
     const ended = await reap(c, reaperSettingsFromFlags({ fleetId: 'f1' }), {
       clock,
       goneInstance: {
@@ -122,6 +128,46 @@ describe('reaper reads and the event fast path (emulator + fault proxy)', () => 
     expect([...(await describeAll(c.efs)).keys()]).toEqual([]);
   });
 
+  it('fast path: an end the event claims lifts the grace period only when EC2 bears it out', async () => {
+    const c = reaperClients();
+    const net = await createNetwork(c.ec2, 1);
+    const [stillRunning] = await launchOwners(c.ec2, 'f1', 'running');
+    const clock = clockAt(2);
+    const young = await createFileSystem(c.efs, net, { fleet: 'f1', owner: stillRunning, mountTarget: true });
+    const vanished = await createFileSystem(c.efs, net, {
+      fleet: 'f1',
+      owner: UNKNOWN_INSTANCE,
+      mountTarget: true,
+    });
+    const settings = reaperSettingsFromFlags({ fleetId: 'f1' });
+    const claim = (instanceId: string) => ({
+      instanceId,
+      cause: 'state-change notification (terminated)',
+      confirmed: true,
+    });
+    emu.proxy.resetStats();
+
+    // A stale, replayed or forged event: EC2 says the instance runs.
+    const contradicted = await reap(c, settings, { clock, goneInstance: claim(stillRunning) });
+    expect(contradicted).toMatchObject({ deleted: [], failed: [] });
+    expect(contradicted.kept).toEqual([{ id: young, reason: expect.stringMatching(/^young/) }]);
+    // One batched lookup on the instance-id filter, never InstanceIds (an unknown id fails that call).
+    const lookups = emu.proxy.requests().filter((r) => r.operation === 'DescribeInstances');
+    expect(lookups).toHaveLength(1);
+
+    // Past the grace period too the claim counts for nothing: a running owner's idle file system is only
+    // marked (two-phase), as on a scheduled run, never deleted as "going".
+    const later = clockAt(60);
+    await seedConnections(c.cloudwatch, [young], [0, 0, 0], later.now());
+    const ordinary = await reap(c, settings, { clock: later, goneInstance: claim(stillRunning) });
+    expect(ordinary).toMatchObject({ deleted: [], marked: [young], failed: [] });
+
+    // Not found is gone: terminated instances vanish from DescribeInstances after about an hour.
+    const confirmed = await reap(c, settings, { clock, goneInstance: claim(UNKNOWN_INSTANCE) });
+    expect(confirmed).toMatchObject({ deleted: [vanished], kept: [], failed: [] });
+    expect([...(await describeAll(c.efs)).keys()]).toEqual([young]);
+  });
+
   it('fast path: connections in the window still veto a confirmed end', async () => {
     const c = reaperClients();
     const net = await createNetwork(c.ec2, 1);
@@ -137,6 +183,61 @@ describe('reaper reads and the event fast path (emulator + fault proxy)', () => 
 
     expect(report).toMatchObject({ deleted: [], failed: [] });
     expect(report.kept).toEqual([{ id: busy, reason: expect.stringMatching(/in use/) }]);
+  });
+
+  it('deletes an orphan with a mount target in the fewest EFS calls: its mount targets are read once', async () => {
+    const c = reaperClients();
+    const net = await createNetwork(c.ec2, 1);
+    const [terminated] = await launchOwners(c.ec2, 'f1', 'terminated');
+    const orphan = await createFileSystem(c.efs, net, { fleet: 'f1', owner: terminated, mountTarget: true });
+    emu.proxy.resetStats();
+
+    const report = await reap(c, reaperSettingsFromFlags({ fleetId: 'f1' }), { clock: clockAt(60) });
+
+    expect(report).toMatchObject({ deleted: [orphan], failed: [] });
+    const efs = Object.fromEntries(
+      Object.entries(emu.proxy.stats().byOperation)
+        .filter(([op]) => op.startsWith('efs:'))
+        .map(([op, st]) => [op, st.requests]),
+    );
+    expect(efs).toEqual({
+      'efs:DescribeFileSystems': 1,
+      'efs:DescribeMountTargets': 1,
+      'efs:DeleteMountTarget': 1,
+      'efs:DeleteFileSystem': 1,
+    });
+  });
+
+  it('marks idle file systems 20 to a tagging call, with no EFS TagResource', async () => {
+    const c = reaperClients();
+    const net = await createNetwork(c.ec2, 1);
+    const [running] = await launchOwners(c.ec2, 'f1', 'running');
+    const clock = clockAt(60);
+    const ids: string[] = [];
+    for (let i = 0; i < 25; i++) {
+      ids.push(await createFileSystem(c.efs, net, { fleet: 'f1', owner: running, mountTarget: true }));
+    }
+    await seedConnections(c.cloudwatch, ids, [0, 0, 0], clock.now());
+    emu.proxy.resetStats();
+
+    const report = await reap(c, reaperSettingsFromFlags({ fleetId: 'f1' }), { clock });
+
+    expect(report).toMatchObject({ deleted: [], failed: [] });
+    expect([...report.marked].sort()).toEqual([...ids].sort());
+    expect(emu.proxy.count('tagging', 'TagResources')).toBe(2);
+    expect(emu.proxy.count('efs', 'TagResource')).toBe(0);
+    const marked = new Date(clock.now()).toISOString();
+    for (const fs of (await describeAll(c.efs)).values()) expect(tagOf(fs, TAG_MARKED_IDLE_AT)).toBe(marked);
+
+    // Back in use: the marks come off the same way.
+    await seedConnections(c.cloudwatch, ids, [1], clock.now(), 6);
+    emu.proxy.resetStats();
+    const again = await reap(c, reaperSettingsFromFlags({ fleetId: 'f1' }), { clock });
+    expect(again.unmarked).toHaveLength(25);
+    expect(emu.proxy.count('tagging', 'UntagResources')).toBe(2);
+    expect(emu.proxy.count('efs', 'UntagResource')).toBe(0);
+    for (const fs of (await describeAll(c.efs)).values())
+      expect(tagOf(fs, TAG_MARKED_IDLE_AT)).toBeUndefined();
   });
 
   it('lists file systems in pages of 100', async () => {
@@ -196,7 +297,8 @@ describe('reaper reads and the event fast path (emulator + fault proxy)', () => 
     expect(emu.proxy.stats().byOperation['ec2:DescribeInstances'].faulted).toBe(0);
     for (const id of [...fleet, ...untagged])
       expect(owners.get(id)).toEqual({ kind: 'present', state: 'running' });
-    for (const id of terminated) expect(owners.get(id)).toEqual({ kind: 'gone', detail: 'is terminated' });
+    for (const id of terminated)
+      expect(owners.get(id)).toEqual({ kind: 'gone', ownerState: 'gone', detail: 'is terminated' });
     for (const id of unknown) expect(owners.get(id)?.kind).toBe('gone');
   });
 

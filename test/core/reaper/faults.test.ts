@@ -7,6 +7,7 @@ import { CreateMountTargetCommand, DescribeMountTargetsCommand } from '@aws-sdk/
 import { reap } from '../../../core/reaper/reaper';
 import type { ReapReport } from '../../../core/reaper/report';
 import { reaperSettingsFromFlags } from '../../../core/reaper/settings';
+import { TAG_MARKED_IDLE_AT } from '../../../core/tags';
 import { createNetwork } from '../../support/fixtures';
 import {
   UNKNOWN_INSTANCE,
@@ -16,7 +17,9 @@ import {
   launchOwners,
   reaperClients,
   seedConnections,
+  tagOf,
   useReaperEmulator,
+  withDescription,
   withLifecycleState,
 } from './scenario';
 
@@ -106,6 +109,214 @@ describe('reap under throttling and 5xx (emulator + fault proxy)', () => {
     for (const id of Object.values(orphans)) expect(left.has(id)).toBe(false);
     for (const id of Object.values(keep)) expect(left.has(id)).toBe(true);
     expect(last.failed).toEqual([]);
+  });
+
+  it('keeps a file system whose mount target is still being created or updated, even with grace 0', async () => {
+    emu.proxy.clear();
+    const setup = reaperClients();
+    const net = await createNetwork(setup.ec2, 1);
+    const [terminated] = await launchOwners(setup.ec2, 'f1', 'terminated');
+    const clock = clockAt(1); // a minute old: past a grace period of 0
+    const creating = await createFileSystem(setup.efs, net, {
+      fleet: 'f1',
+      owner: terminated,
+      mountTarget: true,
+    });
+    const updating = await createFileSystem(setup.efs, net, {
+      fleet: 'f1',
+      owner: terminated,
+      mountTarget: true,
+    });
+    const settled = await createFileSystem(setup.efs, net, {
+      fleet: 'f1',
+      owner: terminated,
+      mountTarget: true,
+    });
+    // moto makes every mount target available at once: show two as AWS does while they settle.
+    emu.proxy.addRule({
+      service: 'efs',
+      operation: 'DescribeMountTargets',
+      fault: {
+        kind: 'rewrite',
+        rewrite: withDescription({
+          [creating]: { LifeCycleState: 'creating' },
+          [updating]: { LifeCycleState: 'updating' },
+        }),
+      },
+    });
+    emu.proxy.resetStats();
+
+    const report = await reap(reaperClients(), reaperSettingsFromFlags({ fleetId: 'f1', graceMinutes: 0 }), {
+      clock,
+    });
+    emu.proxy.clear();
+
+    expect(report).toMatchObject({ deleted: [settled], failed: [] });
+    expect(report.kept).toEqual(
+      expect.arrayContaining([
+        { id: creating, reason: expect.stringMatching(/; mount target fsmt-\w+ is creating: in use; /) },
+        { id: updating, reason: expect.stringMatching(/; mount target fsmt-\w+ is updating: in use; /) },
+      ]),
+    );
+    expect(emu.proxy.count('efs', 'DeleteMountTarget')).toBe(1);
+    const left = await describeAll(setup.efs);
+    expect([...left.keys()].sort()).toEqual([creating, updating].sort());
+    for (const id of [creating, updating]) expect(left.get(id)?.NumberOfMountTargets).toBe(1);
+  });
+
+  it('two reapers at once: every orphan deleted, nothing failed, nothing else touched', async () => {
+    emu.proxy.clear();
+    const setup = reaperClients();
+    const net = await createNetwork(setup.ec2, 1);
+    const [running] = await launchOwners(setup.ec2, 'f1', 'running');
+    const [terminated] = await launchOwners(setup.ec2, 'f1', 'terminated');
+    const clock = clockAt(60);
+    const orphans: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      orphans.push(
+        await createFileSystem(setup.efs, net, { fleet: 'f1', owner: terminated, mountTarget: i % 2 === 0 }),
+      );
+    }
+    const inUse = await createFileSystem(setup.efs, net, { fleet: 'f1', owner: running, mountTarget: true });
+    const idle = await createFileSystem(setup.efs, net, { fleet: 'f1', owner: running, mountTarget: true });
+    const foreign = await createFileSystem(setup.efs, net, {
+      fleet: 'f1',
+      owner: terminated,
+      token: 'keep-me',
+    });
+    await seedConnections(setup.cloudwatch, [inUse], [1], clock.now());
+    await seedConnections(setup.cloudwatch, [idle], [0, 0, 0], clock.now());
+    const settings = reaperSettingsFromFlags({ fleetId: 'f1' });
+
+    const [a, b] = await Promise.all([
+      reap(reaperClients(), settings, { clock }),
+      reap(reaperClients(), settings, { clock }),
+    ]);
+
+    for (const report of [a, b]) {
+      expect(report.failed).toEqual([]);
+      expect([...report.deleted].sort()).toEqual([...orphans].sort()); // "already gone" is done too
+      expect(report.marked).toEqual([idle]);
+      expect(report.foreign.map((f) => f.id)).toEqual([foreign]);
+    }
+    const left = await describeAll(setup.efs);
+    expect([...left.keys()].sort()).toEqual([inUse, idle, foreign].sort());
+    expect(tagOf(left.get(idle), TAG_MARKED_IDLE_AT)).toBe(new Date(clock.now()).toISOString());
+  });
+
+  it('retries DeleteFileSystem only while EFS refuses it, without reading the mount targets again', async () => {
+    emu.proxy.clear();
+    const setup = reaperClients();
+    const net = await createNetwork(setup.ec2, 1);
+    const [terminated] = await launchOwners(setup.ec2, 'f1', 'terminated');
+    const orphan = await createFileSystem(setup.efs, net, {
+      fleet: 'f1',
+      owner: terminated,
+      mountTarget: true,
+    });
+    // As in AWS while the deleted mount target finishes deleting (moto removes it at once).
+    emu.proxy.addRule({
+      service: 'efs',
+      operation: 'DeleteFileSystem',
+      fault: { kind: 'error', status: 409, code: 'FileSystemInUse', message: 'File system is in use' },
+      times: 2,
+    });
+    emu.proxy.resetStats();
+
+    const report = await reap(reaperClients(), reaperSettingsFromFlags({ fleetId: 'f1' }), {
+      clock: clockAt(60),
+    });
+    emu.proxy.clear();
+
+    expect(report).toMatchObject({ deleted: [orphan], failed: [] });
+    expect(emu.proxy.count('efs', 'DescribeMountTargets')).toBe(1);
+    expect(emu.proxy.count('efs', 'DeleteMountTarget')).toBe(1);
+    expect(emu.proxy.count('efs', 'DeleteFileSystem')).toBe(3);
+    expect((await describeAll(setup.efs)).has(orphan)).toBe(false);
+  });
+
+  it('waits for the mount targets of many file systems at once, not one after another', async () => {
+    emu.proxy.clear();
+    const setup = reaperClients();
+    const net = await createNetwork(setup.ec2, 1);
+    const [terminated] = await launchOwners(setup.ec2, 'f1', 'terminated');
+    const orphans: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      orphans.push(
+        await createFileSystem(setup.efs, net, { fleet: 'f1', owner: terminated, mountTarget: true }),
+      );
+    }
+    // Each file system's mount target takes two DeleteFileSystem tries to finish deleting, as in AWS.
+    const refusals = new Map<string, number>();
+    emu.proxy.addRule({
+      service: 'efs',
+      operation: 'DeleteFileSystem',
+      match: (r) => {
+        const n = refusals.get(r.path) ?? 0;
+        refusals.set(r.path, n + 1);
+        return n < 2;
+      },
+      fault: { kind: 'error', status: 409, code: 'FileSystemInUse', message: 'File system is in use' },
+    });
+    const clock = clockAt(60);
+    const started = clock.now();
+    emu.proxy.resetStats();
+
+    const report = await reap(reaperClients(), reaperSettingsFromFlags({ fleetId: 'f1' }), {
+      clock,
+      concurrency: 4,
+    });
+    emu.proxy.clear();
+
+    expect([...report.deleted].sort()).toEqual([...orphans].sort());
+    expect(emu.proxy.count('efs', 'DeleteFileSystem')).toBe(3 * 8);
+    // Two backoff rounds for all eight together (at most 1 s + 2 s), where waiting per file system with
+    // four workers would take four times as long.
+    expect(clock.now() - started).toBeLessThanOrEqual(3000);
+  });
+
+  it('records a file system the batched mark could not tag as failed, and marks the rest', async () => {
+    emu.proxy.clear();
+    const setup = reaperClients();
+    const net = await createNetwork(setup.ec2, 1);
+    const [running] = await launchOwners(setup.ec2, 'f1', 'running');
+    const clock = clockAt(60);
+    const refused = await createFileSystem(setup.efs, net, {
+      fleet: 'f1',
+      owner: running,
+      mountTarget: true,
+    });
+    const fine = await createFileSystem(setup.efs, net, { fleet: 'f1', owner: running, mountTarget: true });
+    await seedConnections(setup.cloudwatch, [refused, fine], [0, 0, 0], clock.now());
+    const refusedArn = (await describeAll(setup.efs)).get(refused)!.FileSystemArn!;
+    // TagResources answers per ARN: one throttled and one 5xx call first, then a refusal for one ARN.
+    emu.proxy.addRule({
+      service: 'tagging',
+      operation: 'TagResources',
+      fault: { kind: 'throttle' },
+      times: 1,
+    });
+    emu.proxy.addRule({ service: 'tagging', operation: 'TagResources', fault: { kind: '5xx' }, times: 1 });
+    emu.proxy.addRule({
+      service: 'tagging',
+      operation: 'TagResources',
+      fault: {
+        kind: 'rewrite',
+        rewrite: () =>
+          JSON.stringify({
+            FailedResourcesMap: {
+              [refusedArn]: { StatusCode: 403, ErrorCode: 'AccessDeniedException', ErrorMessage: 'denied' },
+            },
+          }),
+      },
+    });
+
+    const report = await reap(reaperClients(), reaperSettingsFromFlags({ fleetId: 'f1' }), { clock });
+    emu.proxy.clear();
+
+    expect(report.marked).toEqual([fine]);
+    expect(report.failed).toEqual([{ id: refused, error: 'AccessDeniedException: denied' }]);
+    expect(emu.proxy.count('tagging', 'TagResources')).toBe(3);
   });
 
   it('keeps a file system whose mount target appeared after the listing, unless other evidence condemns it', async () => {

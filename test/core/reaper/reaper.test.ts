@@ -1,8 +1,9 @@
 /**
  * Every evidence combination the reaper knows, against the emulator, in real and dry-run modes: one file
  * system per case, all decided together by the same runs (one at +10 min for the young case, one at +60 min
- * for the rest), as a real fleet's would be. Lifecycle states moto never reports (error, creating,
- * deleting) are injected by the fault proxy rewriting DescribeFileSystems answers.
+ * for the rest), as a real fleet's would be. What moto never reports (lifecycle states error, creating,
+ * deleting; a Regional file system; the automatic-backup system tag) is injected by the fault proxy
+ * rewriting DescribeFileSystems answers.
  */
 import { reap, type Outcome } from '../../../core/reaper/reaper';
 import type { ReapReport } from '../../../core/reaper/report';
@@ -20,7 +21,8 @@ import {
   seedConnections,
   tagOf,
   useReaperEmulator,
-  withLifecycleState,
+  withDescription,
+  type FieldChange,
   type OwnerState,
 } from './scenario';
 
@@ -37,7 +39,13 @@ interface Case {
   /** Per-minute ClientConnections datapoints inside the window; none when unset. */
   readonly connections?: number[];
   readonly markedMinutesAgo?: number;
+  /** `mountfleet:teardown-started-at` this long before the run. */
+  readonly teardownMinutesAgo?: number;
   readonly lifecycle?: string;
+  /** CreationToken; the fleet's own form when unset. */
+  readonly token?: string;
+  /** DescribeFileSystems fields as the proxy shows them (what moto cannot make). */
+  readonly describe?: Record<string, FieldChange>;
   /** 'absent': not a candidate, missing from the report and untouched. */
   readonly expect: Outcome | 'absent';
   readonly reason?: RegExp;
@@ -113,8 +121,65 @@ const CASES: Case[] = [
     owner: 'stopped',
     mountTarget: true,
     connections: [0],
+    expect: 'deleted',
+    reason: /stopped: a stopped instance keeps no NFS mount/,
+  },
+  {
+    name: 'owner stopped, no datapoints',
+    owner: 'stopped',
+    mountTarget: true,
+    expect: 'deleted',
+    reason: /stopped/,
+  },
+  {
+    name: 'teardown started past the grace period, owner running, no datapoints',
+    owner: 'running',
+    mountTarget: true,
+    teardownMinutesAgo: 45,
+    expect: 'deleted',
+    reason: /^teardown started 45 min ago and did not finish/,
+  },
+  {
+    name: 'teardown started recently, owner running, no datapoints',
+    owner: 'running',
+    mountTarget: true,
+    teardownMinutesAgo: 5,
     expect: 'kept',
-    reason: /stopped and may resume/,
+    reason: /no ClientConnections datapoints/,
+  },
+  {
+    name: 'foreign: CreationToken not the fleet’s',
+    owner: 'terminated',
+    token: 'precious-dataset',
+    expect: 'foreign',
+    reason: /^foreign: CreationToken "precious-dataset" does not start with "mf\/f1\/"/,
+  },
+  {
+    name: 'foreign: another fleet’s CreationToken',
+    owner: 'terminated',
+    token: 'mf/f10/job-1',
+    expect: 'foreign',
+    reason: /^foreign: CreationToken/,
+  },
+  {
+    name: 'foreign: Regional (not One Zone)',
+    owner: 'terminated',
+    describe: { AvailabilityZoneName: null, AvailabilityZoneId: null },
+    expect: 'foreign',
+    reason: /^foreign: not a One Zone file system/,
+  },
+  {
+    name: 'foreign: automatic backups on',
+    owner: 'terminated',
+    mountTarget: true,
+    describe: {
+      Tags: (tags: unknown) => [
+        ...(tags as object[]),
+        { Key: 'aws:elasticfilesystem:default-backup', Value: 'enabled' },
+      ],
+    },
+    expect: 'foreign',
+    reason: /^foreign: automatic backups are on/,
   },
   {
     name: 'lifecycle error (owner running, mount target)',
@@ -179,7 +244,7 @@ describe('reap (emulator): one file system per evidence combination', () => {
     const youngClock = clockAt(10, base);
     const clock = clockAt(60, base);
     const ids = new Map<string, string>();
-    const lifecycle: Record<string, string> = {};
+    const described: Record<string, Record<string, FieldChange>> = {};
     for (const c of CASES) {
       const id = await createFileSystem(clients.efs, net, {
         fleet: c.fleet === null ? undefined : (c.fleet ?? FLEET),
@@ -189,15 +254,20 @@ describe('reap (emulator): one file system per evidence combination', () => {
           c.markedMinutesAgo === undefined
             ? undefined
             : new Date(clock.now() - c.markedMinutesAgo * 60_000).toISOString(),
+        teardownStartedAt:
+          c.teardownMinutesAgo === undefined
+            ? undefined
+            : new Date(clock.now() - c.teardownMinutesAgo * 60_000).toISOString(),
+        token: c.token,
       });
       ids.set(c.name, id);
       if (c.connections) await seedConnections(clients.cloudwatch, [id], c.connections, clock.now());
-      if (c.lifecycle) lifecycle[id] = c.lifecycle;
+      described[id] = { ...c.describe, ...(c.lifecycle ? { LifeCycleState: c.lifecycle } : {}) };
     }
     emu.proxy.addRule({
       service: 'efs',
       operation: 'DescribeFileSystems',
-      fault: { kind: 'rewrite', rewrite: withLifecycleState(lifecycle) },
+      fault: { kind: 'rewrite', rewrite: withDescription(described) },
     });
     const before = await describeAll(clients.efs);
 
@@ -235,6 +305,7 @@ describe('reap (emulator): one file system per evidence combination', () => {
       marked: report.marked,
       unmarked: report.unmarked,
       kept: report.kept.map((k) => k.id),
+      foreign: report.foreign.map((k) => k.id),
       failed: report.failed.map((f) => f.id),
     };
     return (Object.keys(lists) as Outcome[]).filter((k) => lists[k].includes(id));
@@ -261,7 +332,7 @@ describe('reap (emulator): one file system per evidence combination', () => {
       if (c.expect === 'absent') expect(o.reason).toBeUndefined();
       if (c.reason) expect(o.reason).toMatch(c.reason);
 
-      if (dryRun || c.expect === 'absent' || c.expect === 'kept') {
+      if (dryRun || c.expect === 'absent' || c.expect === 'kept' || c.expect === 'foreign') {
         expect(o.after).toBeDefined();
         expect(tagOf(o.after, TAG_MARKED_IDLE_AT)).toBe(tagOf(o.before, TAG_MARKED_IDLE_AT));
       } else if (c.expect === 'deleted') {

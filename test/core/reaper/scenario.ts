@@ -11,10 +11,11 @@ import {
   type EC2Client,
 } from '@aws-sdk/client-ec2';
 import { DescribeFileSystemsCommand, type EFSClient, type FileSystemDescription } from '@aws-sdk/client-efs';
-import { cloudWatchClient, ec2Client, efsClient } from '../../../core/aws';
+import { cloudWatchClient, ec2Client, efsClient, taggingClient } from '../../../core/aws';
 import type { Clock } from '../../../core/clock';
 import type { ReaperClients } from '../../../core/reaper/reaper';
-import { TAG_FLEET, TAG_MARKED_IDLE_AT } from '../../../core/tags';
+import { creationToken } from '../../../core/scratch/naming';
+import { TAG_FLEET, TAG_MARKED_IDLE_AT, TAG_TEARDOWN_STARTED_AT } from '../../../core/tags';
 import { useEmulator, type Emulator } from '../../support/emulator';
 import { FaultProxy } from '../../support/fault-proxy';
 import { createNetwork, createScratchFileSystem, type TestNetwork } from '../../support/fixtures';
@@ -47,7 +48,7 @@ export function useReaperEmulator(
 
 /** Fresh reaper clients, as a new Lambda container has (adaptive retry state included). */
 export function reaperClients(): ReaperClients {
-  return { efs: efsClient(), ec2: ec2Client(), cloudwatch: cloudWatchClient() };
+  return { efs: efsClient(), ec2: ec2Client(), cloudwatch: cloudWatchClient(), tagging: taggingClient() };
 }
 
 /**
@@ -116,6 +117,10 @@ export interface FileSystemSpec {
   readonly mountTarget?: boolean;
   /** ISO time for `mountfleet:marked-idle-at`. */
   readonly markedIdleAt?: string;
+  /** ISO time for `mountfleet:teardown-started-at`. */
+  readonly teardownStartedAt?: string;
+  /** CreationToken. @default the fleet's own form, `mf/<fleet>/<job>` */
+  readonly token?: string;
 }
 
 let tokens = 0;
@@ -132,9 +137,13 @@ export async function createFileSystem(
       job: `job-${++tokens}`,
       mountTargetSubnet: spec.mountTarget ? net.subnets[0] : undefined,
       securityGroupId: net.securityGroupId,
-      extraTags: spec.markedIdleAt ? [{ Key: TAG_MARKED_IDLE_AT, Value: spec.markedIdleAt }] : [],
+      extraTags: [
+        ...(spec.markedIdleAt ? [{ Key: TAG_MARKED_IDLE_AT, Value: spec.markedIdleAt }] : []),
+        ...(spec.teardownStartedAt ? [{ Key: TAG_TEARDOWN_STARTED_AT, Value: spec.teardownStartedAt }] : []),
+      ],
     },
-    `reaper-test-${process.pid}-${tokens}`,
+    // The fleet's own CreationToken form unless told otherwise: the reaper deletes nothing else.
+    spec.token ?? creationToken(spec.fleet ?? 'untagged', `job-${process.pid}-${tokens}`),
   );
 }
 
@@ -180,10 +189,31 @@ export function tagOf(fs: FileSystemDescription | undefined, key: string): strin
 
 /** A DescribeFileSystems body rewrite that reports the given lifecycle state for some file systems. */
 export function withLifecycleState(states: Readonly<Record<string, string>>) {
+  return withDescription(
+    Object.fromEntries(Object.entries(states).map(([id, state]) => [id, { LifeCycleState: state }])),
+  );
+}
+
+/** A field's new value: null removes the field, a function maps the old value. */
+export type FieldChange = unknown;
+
+/**
+ * A DescribeFileSystems (or DescribeMountTargets) body rewrite that shows what moto cannot make: fields
+ * changed per resource, keyed by file system id (mount targets by their FileSystemId too). A value of null
+ * removes the field (e.g. `AvailabilityZoneName` of a Regional file system); a function maps the old value.
+ */
+export function withDescription(changes: Readonly<Record<string, Record<string, FieldChange>>>) {
   return (body: string): string => {
-    const parsed = JSON.parse(body) as { FileSystems?: { FileSystemId: string; LifeCycleState: string }[] };
-    for (const fs of parsed.FileSystems ?? []) {
-      if (states[fs.FileSystemId]) fs.LifeCycleState = states[fs.FileSystemId];
+    const parsed = JSON.parse(body) as {
+      FileSystems?: Record<string, unknown>[];
+      MountTargets?: Record<string, unknown>[];
+    };
+    for (const item of [...(parsed.FileSystems ?? []), ...(parsed.MountTargets ?? [])]) {
+      for (const [key, value] of Object.entries(changes[item.FileSystemId as string] ?? {})) {
+        if (value === null) delete item[key];
+        else
+          item[key] = typeof value === 'function' ? (value as (old: unknown) => unknown)(item[key]) : value;
+      }
     }
     return JSON.stringify(parsed);
   };

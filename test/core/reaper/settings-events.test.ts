@@ -93,24 +93,44 @@ describe('parseReaperEvent', () => {
         confirmed: true,
       },
     ],
+    [
+      // The agent tears scratch down on a stop or hibernate notice too (core/owner-state.ts).
+      'a Spot interruption warning (hibernate)',
+      {
+        'detail-type': 'EC2 Spot Instance Interruption Warning',
+        detail: { 'instance-id': id, 'instance-action': 'hibernate' },
+      },
+      {
+        kind: 'instance-gone',
+        instanceId: id,
+        cause: 'Spot interruption warning (hibernate)',
+        confirmed: false,
+      },
+    ],
+    [
+      // Stopped lets go of scratch, but does not lift the grace period: not a confirmed end.
+      'a stopped state change',
+      {
+        'detail-type': 'EC2 Instance State-change Notification',
+        detail: { 'instance-id': id, state: 'stopped' },
+      },
+      {
+        kind: 'instance-gone',
+        instanceId: id,
+        cause: 'state-change notification (stopped)',
+        confirmed: false,
+      },
+    ],
   ])('%s', (_name, event, expected) => {
     expect(parseReaperEvent(event)).toEqual(expected);
   });
 
   it.each([
     [
-      'a hibernate interruption',
-      {
-        'detail-type': 'EC2 Spot Instance Interruption Warning',
-        detail: { 'instance-id': id, 'instance-action': 'hibernate' },
-      },
-      /will resume/,
-    ],
-    [
-      'a stopped state change',
+      'a running state change',
       {
         'detail-type': 'EC2 Instance State-change Notification',
-        detail: { 'instance-id': id, state: 'stopped' },
+        detail: { 'instance-id': id, state: 'running' },
       },
       /not going away/,
     ],
