@@ -1,12 +1,13 @@
 /**
  * `mountfleet reap --fleet ID`: the orphan reaper's logic (core/reaper), runnable from anywhere with
  * credentials. Flags mirror the Lambda's environment variables one for one (see REAPER_SETTING_SOURCES).
- * Decisions and the summary go to stderr; `--json` prints the report on stdout. Exit 1 when any file
- * system failed, 2 for bad settings.
+ * Decisions and the summary are the result (stdout); with `--json` the report is, and decisions go to
+ * stderr as progress. Exit 1 when any file system failed, 2 for bad settings or no Region/credentials.
  */
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { Command } from 'commander';
 import { parseWholeNumber, UsageError } from '../args';
+import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
 import { printJson, type RegisterCommand } from '../cli';
 import { cloudWatchClient, ec2Client, efsClient } from '../../core/aws';
 import { reap, type ReaperClients } from '../../core/reaper/reaper';
@@ -18,7 +19,7 @@ import {
   reaperSettingsFromFlags,
 } from '../../core/reaper/settings';
 
-interface ReapOptions {
+interface ReapOptions extends AwsFlags {
   fleet?: string;
   dryRun?: boolean;
   graceMinutes?: string;
@@ -31,6 +32,7 @@ interface ReapOptions {
 }
 
 const say = (line: string) => process.stderr.write(`mountfleet reap: ${line}\n`);
+const print = (line: string) => process.stdout.write(`${line}\n`);
 
 export const register: RegisterCommand = (program: Command, ctx) => {
   program
@@ -63,6 +65,8 @@ export const register: RegisterCommand = (program: Command, ctx) => {
       `with --max-run-seconds: stop starting deletions this long before the end (default ${REAPER_DEFAULTS.deadlineMarginSeconds})`,
     )
     .option('--json', 'print the report as one JSON document on stdout')
+    .addOption(regionOption())
+    .addOption(profileOption())
     .action(async (opts: ReapOptions) => {
       let settings;
       let maxRunMs: number | undefined;
@@ -83,6 +87,7 @@ export const register: RegisterCommand = (program: Command, ctx) => {
       if (opts.maxRunSeconds !== undefined) {
         maxRunMs = parseWholeNumber('--max-run-seconds', opts.maxRunSeconds, { min: 1, max: 86400 }) * 1000;
       }
+      await resolveAws(opts);
       const endsAt = maxRunMs === undefined ? undefined : Date.now() + maxRunMs;
       // Built on the first owner lookup, as in the Lambda: runs that never look up owners need no EC2 client.
       let ec2: EC2Client | undefined;
@@ -93,13 +98,14 @@ export const register: RegisterCommand = (program: Command, ctx) => {
           return (ec2 ??= ec2Client());
         },
       };
+      const result = opts.json ? say : print;
       const report = await reap(clients, settings, {
         remainingTimeMs: endsAt === undefined ? undefined : () => endsAt - Date.now(),
         onDecision: (d) =>
-          say(`${d.fileSystemId} ${d.dryRun ? `would be ${d.outcome}` : d.outcome}: ${d.reason}`),
+          result(`${d.fileSystemId} ${d.dryRun ? `would be ${d.outcome}` : d.outcome}: ${d.reason}`),
         onProgress: say,
       });
-      say(summarizeReport(report));
+      result(summarizeReport(report));
       if (opts.json) printJson(report);
       if (report.failed.length > 0) ctx.exitCode = 1;
     });
