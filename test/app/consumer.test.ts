@@ -1,7 +1,7 @@
 /**
  * The consumer example compiled and run against the packed package, as a user would get it: `npm pack`,
  * extracted into a temporary project's node_modules/mountfleet, with aws-cdk-lib and constructs (the peer
- * dependencies) linked from this repository; zod ships inside the package (bundledDependencies, for jsii).
+ * dependencies) linked from this repository; zod ships inside the package (bundleDependencies, for jsii).
  */
 import { execFileSync } from 'node:child_process';
 import {
