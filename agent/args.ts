@@ -13,6 +13,9 @@ export class UsageError extends Error {
 /** The exit status of a usage error (0 is success, 1 a runtime failure). */
 export const EXIT_USAGE = 2;
 
+/** The exit status of a runtime failure. */
+export const EXIT_FAILURE = 1;
+
 /**
  * A whole number typed for `flag` (`--concurrency 16`) within the bounds. Anything else — blank, `abc`,
  * `2.5`, `-1`, `1e3`, `0x10` — is refused rather than read as a number the user never typed.

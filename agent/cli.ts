@@ -1,12 +1,12 @@
 /**
  * The `mountfleet` command line. Each command lives in agent/commands/<name>.ts and exports a
- * `register(program, ctx)` function called here. `--json` output is one JSON document on stdout;
- * human output and progress go to stderr.
+ * `register(program, ctx)` function called here. Results (tables, reports) go to stdout, `--json` as one
+ * JSON document; progress and logs go to stderr.
  */
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../core/config';
 import { VERSION } from '../core/version';
-import { EXIT_USAGE, UsageError } from './args';
+import { EXIT_FAILURE, EXIT_USAGE, UsageError } from './args';
 import { register as registerBench } from './commands/bench';
 import { register as registerDown } from './commands/down';
 import { register as registerPlan } from './commands/plan';
@@ -46,6 +46,11 @@ export function buildProgram(ctx: CliContext): Command {
   const program = new Command('mountfleet')
     .description('Mountpoint for Amazon S3 fleets, S3 Express caches and self-cleaning EFS scratch')
     .version(VERSION, '-v, --version')
+    .option('--debug', 'print the stack trace of a failure')
+    .addHelpText(
+      'after',
+      '\nExit status: 0 success, 1 failure, 2 usage error (bad flag or value, missing Region or credentials).',
+    )
     .showHelpAfterError('(run with --help for usage)')
     .allowExcessArguments(false)
     .exitOverride();
@@ -61,7 +66,8 @@ function commandPath(command: Command): string {
 /**
  * Parses argv and runs the chosen command; resolves to the process exit code: 0 success (or --help,
  * --version), 1 a runtime failure, 2 a usage error — commander's own (unknown flag, missing option or
- * argument, bad choice) or a command's UsageError or ConfigError, printed as one line.
+ * argument, bad choice) or a command's UsageError or ConfigError. Each is printed as one line; a runtime
+ * failure's stack trace only with --debug.
  */
 export async function run(argv: string[]): Promise<number> {
   const ctx: CliContext = { exitCode: 0 };
@@ -80,6 +86,9 @@ export async function run(argv: string[]): Promise<number> {
       process.stderr.write(`${active}: ${err.message}\n`);
       return EXIT_USAGE;
     }
-    throw err;
+    process.stderr.write(`${active}: ${err instanceof Error ? err.message : String(err)}\n`);
+    if (program.opts<{ debug?: boolean }>().debug && err instanceof Error)
+      process.stderr.write(`${err.stack}\n`);
+    return EXIT_FAILURE;
   }
 }

@@ -3,8 +3,9 @@
 // examples/mountfleet.config.json), checked by cdk-nag's AwsSolutions pack at synth.
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { AppConfigError, loadAppConfig, type ResolvedStackConfig } from '../lib/app-config';
+import { AppConfigError, loadAppConfig } from '../lib/app-config';
 import { MountfleetStack } from '../lib/mountfleet-stack';
+import type { ResolvedStackConfig } from '../lib/stack-config';
 
 // CloudFormation checks run where they cost nothing at synth: cfn-lint on every template in the test command
 // (scripts/test.sh), and cdk-nag below. The built-in validator would add ~4 s of CPU to every synth.

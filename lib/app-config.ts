@@ -16,6 +16,7 @@ import {
 import { checkMountPath, checkMountPrefix } from '../core/paths';
 import { FLEET_ID_PATTERN } from '../core/tags';
 import { REAPER_SETTING_RANGES, type ReaperNumericSetting } from '../core/reaper/settings';
+import type { ResolvedStackConfig } from './stack-config';
 
 /** AZ IDs that exist in every account of us-east-1 (AZ IDs, unlike names, are the same everywhere). */
 export const DEFAULT_AZ_IDS = ['use1-az4', 'use1-az6'];
@@ -126,21 +127,6 @@ const appConfigSchema = stackSettings
 
 export type AppConfigInput = z.input<typeof appConfigSchema>;
 type StackSettings = z.infer<typeof stackSettings>;
-
-/** One stack of the bundled app, with every default filled in. */
-export interface ResolvedStackConfig {
-  readonly stackName: string;
-  readonly fleetId: string;
-  readonly profile: 'aws' | 'sandbox';
-  readonly account?: string;
-  readonly region: string;
-  readonly network: z.infer<(typeof sections)['network']>;
-  readonly expressCache?: { azIds: string[]; bucketBaseName?: string; expirationDays: number };
-  readonly fleet: z.infer<(typeof sections)['fleet']>;
-  readonly scratch?: { mountPath?: string; teardownGraceSeconds?: number };
-  readonly reaper: z.infer<(typeof sections)['reaper']>;
-  readonly monitoring: { alarms: boolean; dashboard: boolean; alarmTopicArn?: string };
-}
 
 export class AppConfigError extends Error {
   override readonly name = 'AppConfigError';

@@ -86,11 +86,11 @@ export interface ComputeFleetProps {
   readonly instanceTypes?: string[];
   /** The AMI. @default - latest Amazon Linux 2023 of the instance types' architecture (SSM parameter, no lookup) */
   readonly machineImage?: ec2.IMachineImage;
-  /** @default 0 */
+  /** Fewest instances in the group. @default 0 */
   readonly minCapacity?: number;
-  /** @default 4 */
+  /** Most instances in the group. @default 4 */
   readonly maxCapacity?: number;
-  /** @default - minCapacity */
+  /** Instances the group starts with. @default - minCapacity */
   readonly desiredCapacity?: number;
   /** On-Demand instances before any Spot. @default 0 */
   readonly onDemandBaseCapacity?: number;

@@ -23,4 +23,7 @@ export * from './compute-fleet';
 export * from './orphan-reaper';
 export * from './storage-dashboard';
 export * from './mountfleet-stack';
-export * from './app-config';
+export * from './stack-config';
+// The bundled app's config loader. Its error class and context reader stay out of the package root: jsii
+// (Python, Java, .NET, Go) has no Error subclasses, and free functions are TypeScript-only anyway.
+export { DEFAULT_AZ_IDS, loadAppConfig, resolveAppConfig, type AppConfigInput } from './app-config';

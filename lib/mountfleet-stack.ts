@@ -2,12 +2,12 @@ import { CfnOutput, Duration, Size, Stack, type StackProps } from 'aws-cdk-lib';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
-import type { ResolvedStackConfig } from './app-config';
 import { ComputeFleet } from './compute-fleet';
 import { ExpressCache } from './express-cache';
 import { FleetNetwork, type IFleetNetwork } from './fleet-network';
 import { OrphanReaper } from './orphan-reaper';
 import { ScratchFileSystems } from './scratch-file-systems';
+import type { ResolvedStackConfig } from './stack-config';
 import { StorageDashboard } from './storage-dashboard';
 
 /** Props of {@link MountfleetStack}. */

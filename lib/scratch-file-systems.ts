@@ -3,7 +3,6 @@ import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
-import type { AgentConfigInput } from '../core/config';
 import {
   SCRATCH_CREATE_TAG_KEYS,
   TAG_FLEET,
@@ -17,8 +16,22 @@ import { invalidProp, validateFleetId, validateMountPath } from './private/valid
 /** The NFS port of EFS mount targets (TLS mounts use it too, through stunnel). */
 export const NFS_PORT = 2049;
 
-/** The `scratch` section of the agent config. */
-export type ScratchAgentSettings = NonNullable<AgentConfigInput['scratch']>;
+/**
+ * The `scratch` section of the agent config. ComputeFleet assigns it to the config's schema type, so the
+ * compiler keeps the two in step; the schema checks the values at synth.
+ */
+export interface ScratchAgentSettings {
+  /** The mount targets' security group id. */
+  readonly securityGroupId: string;
+  /** The mount-target subnet id per AZ ID. */
+  readonly subnets: { [azId: string]: string };
+  /** Where `mountfleet scratch run` mounts when no `--path` is given. @default '/mnt/scratch' */
+  readonly path?: string;
+  /** Seconds a job gets after SIGTERM before a lazy unmount. @default 20 */
+  readonly teardownGraceSeconds?: number;
+  /** The KMS key for the file systems. @default - the AWS managed key `aws/elasticfilesystem` */
+  readonly kmsKeyId?: string;
+}
 
 /** Props of {@link ScratchFileSystems}. */
 export interface ScratchFileSystemsProps {

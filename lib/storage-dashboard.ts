@@ -17,7 +17,7 @@ export interface StorageDashboardProps {
   readonly reaper?: OrphanReaper;
   /** The fleet whose Mountpoint metrics to chart (cache hits, S3 and FUSE latency, S3 errors). @default - no Mountpoint widgets */
   readonly fleet?: ComputeFleet;
-  /** @default - `mountfleet-<fleetId>-storage` */
+  /** The dashboard's name. @default - `mountfleet-<fleetId>-storage` */
   readonly dashboardName?: string;
 }
 

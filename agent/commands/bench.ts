@@ -7,6 +7,7 @@ import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parsePositive, parseWholeNumber, UsageError } from '../args';
+import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
 import { printJson, type RegisterCommand } from '../cli';
 import { latencyCsv, measureLatency, sizesUpTo, type LatencyTarget } from '../../core/bench/latency';
 import { benchRead } from '../../core/bench/read';
@@ -14,7 +15,7 @@ import { benchS3Client } from '../../core/bench/s3-clients';
 import { formatSize, latencySvg } from '../../core/bench/svg';
 import { parseBytes } from '../../core/plan/units';
 
-interface LatencyFlags {
+interface LatencyFlags extends AwsFlags {
   standardBucket?: string;
   expressBucket?: string;
   maxSize: string;
@@ -52,14 +53,21 @@ export const register: RegisterCommand = (program) => {
     .option('--key-prefix <prefix>', 'prefix of the test objects (deleted afterwards)', 'mountfleet-bench/')
     .option('--create-buckets', 'create the buckets first (for emulators and scratch accounts)')
     .option('--json', 'print the rows as one JSON document')
+    .addOption(regionOption())
+    .addOption(profileOption())
     .action(async (flags: LatencyFlags) => {
       const sizes = sizesUpTo(parsePositive('--max-size', flags.maxSize, parseBytes));
       const runs = parseWholeNumber('--runs', flags.runs, { min: 1, max: 10000 });
+      if (!flags.standardBucket && !flags.expressBucket) {
+        throw new UsageError('give --standard-bucket and/or --express-bucket');
+      }
+      await resolveAws(flags);
+      // The rows are the result (stdout); with --json the document is, and they are progress (stderr).
+      const rowsTo = flags.json ? process.stderr : process.stdout;
       const targets: LatencyTarget[] = [
         ...(flags.standardBucket ? [{ label: 'standard', bucket: flags.standardBucket }] : []),
         ...(flags.expressBucket ? [{ label: 'express', bucket: flags.expressBucket }] : []),
       ].map((t) => ({ ...t, client: benchS3Client(t.bucket) }));
-      if (targets.length === 0) throw new UsageError('give --standard-bucket and/or --express-bucket');
       if (flags.createBuckets) {
         for (const t of targets) await t.client.send(new CreateBucketCommand({ Bucket: t.bucket }));
       }
@@ -69,7 +77,7 @@ export const register: RegisterCommand = (program) => {
         runs,
         keyPrefix: flags.keyPrefix,
         onRow: (r) =>
-          process.stderr.write(
+          rowsTo.write(
             `${r.target.padEnd(8)} ${r.op} ${formatSize(r.sizeBytes).padStart(7)}: ` +
               `p50 ${r.p50.toFixed(1)} ms, p90 ${r.p90.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, mean ${r.mean.toFixed(1)} ms\n`,
           ),
@@ -103,13 +111,14 @@ export const register: RegisterCommand = (program) => {
       const concurrency = parseWholeNumber('--concurrency', flags.concurrency, { min: 1, max: 1024 });
       const epochs = parseWholeNumber('--epochs', flags.epochs, { min: 1, max: 1000 });
       const largeMinBytes = parsePositive('--large-min-size', flags.largeMinSize, parseBytes);
+      const resultsTo = flags.json ? process.stderr : process.stdout;
       const results = await benchRead({
         path: flags.path,
         concurrency,
         epochs,
         largeMinBytes,
         onResult: (r) =>
-          process.stderr.write(
+          resultsTo.write(
             `epoch ${r.epoch} ${r.scenario.padEnd(16)} ${r.files} files, ${(r.bytes / 1024 ** 2).toFixed(1)} MiB ` +
               `in ${r.seconds.toFixed(3)} s: ${r.filesPerSecond.toFixed(0)} files/s, ${r.mibPerSecond.toFixed(1)} MiB/s\n`,
           ),

@@ -101,7 +101,7 @@ export const register: RegisterCommand = (program) => {
           .map((r) => parsePositive('--at-bitrate', r, parseMbps));
         const plan = computePlan({ input, steps, runSeconds }, prices, { atBitratesMbps });
         if (opts.json) printJson(plan);
-        else process.stderr.write(renderPlan(plan));
+        else process.stdout.write(renderPlan(plan));
       } catch (err) {
         if (err instanceof WorkloadError || err instanceof PriceError || err instanceof UnitError) {
           throw new UsageError(err.message);

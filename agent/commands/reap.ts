@@ -1,11 +1,12 @@
 /**
  * `mountfleet reap --fleet ID`: the orphan reaper's logic (core/reaper), runnable from anywhere with
  * credentials. Flags mirror the Lambda's environment variables one for one (see REAPER_SETTING_SOURCES).
- * Decisions and the summary go to stderr; `--json` prints the report on stdout. Exit 1 when any file
- * system failed, 2 for bad settings.
+ * Decisions and the summary are the result (stdout); with `--json` the report is, and decisions go to
+ * stderr as progress. Exit 1 when any file system failed, 2 for bad settings or no Region/credentials.
  */
 import type { Command } from 'commander';
 import { parseWholeNumber, UsageError } from '../args';
+import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
 import { printJson, type RegisterCommand } from '../cli';
 import { lazyReaperClients } from '../../core/reaper/clients';
 import { reap } from '../../core/reaper/reaper';
@@ -17,7 +18,7 @@ import {
   reaperSettingsFromFlags,
 } from '../../core/reaper/settings';
 
-interface ReapOptions {
+interface ReapOptions extends AwsFlags {
   fleet?: string;
   dryRun?: boolean;
   graceMinutes?: string;
@@ -30,6 +31,7 @@ interface ReapOptions {
 }
 
 const say = (line: string) => process.stderr.write(`mountfleet reap: ${line}\n`);
+const print = (line: string) => process.stdout.write(`${line}\n`);
 
 export const register: RegisterCommand = (program: Command, ctx) => {
   program
@@ -62,6 +64,8 @@ export const register: RegisterCommand = (program: Command, ctx) => {
       `with --max-run-seconds: stop starting deletions this long before the end (default ${REAPER_DEFAULTS.deadlineMarginSeconds})`,
     )
     .option('--json', 'print the report as one JSON document on stdout')
+    .addOption(regionOption())
+    .addOption(profileOption())
     .action(async (opts: ReapOptions) => {
       let settings;
       let maxRunMs: number | undefined;
@@ -82,15 +86,17 @@ export const register: RegisterCommand = (program: Command, ctx) => {
       if (opts.maxRunSeconds !== undefined) {
         maxRunMs = parseWholeNumber('--max-run-seconds', opts.maxRunSeconds, { min: 1, max: 86400 }) * 1000;
       }
+      await resolveAws(opts);
       const endsAt = maxRunMs === undefined ? undefined : Date.now() + maxRunMs;
       const clients = lazyReaperClients();
+      const result = opts.json ? say : print;
       const report = await reap(clients, settings, {
         remainingTimeMs: endsAt === undefined ? undefined : () => endsAt - Date.now(),
         onDecision: (d) =>
-          say(`${d.fileSystemId} ${d.dryRun ? `would be ${d.outcome}` : d.outcome}: ${d.reason}`),
+          result(`${d.fileSystemId} ${d.dryRun ? `would be ${d.outcome}` : d.outcome}: ${d.reason}`),
         onProgress: say,
       });
-      say(summarizeReport(report));
+      result(summarizeReport(report));
       if (opts.json) printJson(report);
       if (report.failed.length > 0) ctx.exitCode = 1;
     });

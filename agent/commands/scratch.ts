@@ -4,6 +4,7 @@
  */
 import { Command, Option } from 'commander';
 import { EXIT_USAGE, parseWholeNumber, UsageError } from '../args';
+import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
 import { printJson, type RegisterCommand } from '../cli';
 import { ec2Client, efsClient } from '../../core/aws';
 import { readInstanceIdentity } from '../../core/imds';
@@ -39,7 +40,7 @@ interface RunOptions {
   spotPollMs?: string;
 }
 
-interface OperatorOptions {
+interface OperatorOptions extends AwsFlags {
   fleet?: string;
   config?: string;
   json?: boolean;
@@ -161,7 +162,8 @@ function formatAge(seconds: number | undefined): string {
 async function list(opts: OperatorOptions): Promise<number> {
   const config = loadOptionalAgentConfig(opts.config);
   const fleetId = resolveFleetId(opts.fleet, config);
-  const found = await listScratchFileSystems(efsClient({ region: config?.region }), fleetId);
+  const region = await resolveAws(opts, config?.region);
+  const found = await listScratchFileSystems(efsClient({ region }), fleetId);
   if (opts.json) {
     printJson({ fleetId, fileSystems: found });
     return 0;
@@ -170,6 +172,7 @@ async function list(opts: OperatorOptions): Promise<number> {
     process.stderr.write(`no scratch file systems in fleet ${fleetId}\n`);
     return 0;
   }
+  // The table is the result: stdout, like `--json`.
   const rows = [
     ['FILE SYSTEM', 'JOB', 'OWNER', 'AGE', 'STATE', 'ZONE', 'MOUNT TARGETS'],
     ...found.map((f) => [
@@ -184,7 +187,7 @@ async function list(opts: OperatorOptions): Promise<number> {
   ];
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   for (const r of rows)
-    process.stderr.write(
+    process.stdout.write(
       `${r
         .map((c, i) => c.padEnd(widths[i]))
         .join('  ')
@@ -196,14 +199,10 @@ async function list(opts: OperatorOptions): Promise<number> {
 async function remove(fileSystemId: string, opts: OperatorOptions): Promise<number> {
   const config = loadOptionalAgentConfig(opts.config);
   const fleetId = resolveFleetId(opts.fleet, config);
-  const outcome = await deleteScratchFileSystem(
-    efsClient({ region: config?.region }),
-    fleetId,
-    fileSystemId,
-    {
-      onProgress: say,
-    },
-  );
+  const region = await resolveAws(opts, config?.region);
+  const outcome = await deleteScratchFileSystem(efsClient({ region }), fleetId, fileSystemId, {
+    onProgress: say,
+  });
   if (opts.json) printJson({ fileSystemId, ...outcome });
   switch (outcome.status) {
     case 'deleted':
@@ -295,7 +294,9 @@ export const register: RegisterCommand = (program, ctx) => {
         '--config <file>',
         'agent config (default: MOUNTFLEET_CONFIG, else /etc/mountfleet/agent.json if present)',
       )
-      .option('--json', 'print one JSON document on stdout');
+      .option('--json', 'print one JSON document on stdout')
+      .addOption(regionOption())
+      .addOption(profileOption());
 
   operatorOptions(
     scratch

@@ -4,13 +4,14 @@
  */
 import { Option } from 'commander';
 import { parsePositive, parseWholeNumber, UsageError } from '../args';
+import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
 import { printJson, type RegisterCommand } from '../cli';
 import { s3Client } from '../../core/aws';
 import { parseBytes } from '../../core/plan/units';
 import { shardPrefix } from '../../core/shard/shard';
 import { verifyShards, type SourceCheck } from '../../core/shard/verify';
 
-interface ShardFlags {
+interface ShardFlags extends AwsFlags {
   bucket: string;
   prefix?: string;
   destBucket?: string;
@@ -55,15 +56,19 @@ export const register: RegisterCommand = (program, ctx) => {
     )
     .option('--range-checks <n>', 'verify: manifest offsets checked with ranged GETs', '20')
     .option('--json', 'print the result as one JSON document')
+    .addOption(regionOption())
+    .addOption(profileOption())
     .action(async (mode: string | undefined, flags: ShardFlags) => {
       if (mode !== undefined && mode !== 'verify') {
         throw new UsageError(`unknown action "${mode}" (only "verify")`);
       }
       if (mode === 'verify') {
+        await resolveAws(flags);
         ctx.exitCode = await verify(flags);
         return;
       }
       if (flags.prefix === undefined) throw new UsageError('--prefix is required to write shards');
+      await resolveAws(flags);
       ctx.exitCode = await pack({ ...flags, prefix: flags.prefix });
     });
 };
@@ -97,7 +102,7 @@ async function pack(flags: ShardFlags & { prefix: string }): Promise<number> {
     if (flags.json) printJson(result);
     else {
       const rate = result.seconds > 0 ? result.objects / result.seconds : 0;
-      process.stderr.write(
+      process.stdout.write(
         `${result.objects} objects (${mib(result.bytes)} MiB) in ${result.shards.length} shards: ` +
           `${result.written} written, ${result.skipped} already done, ${result.seconds.toFixed(1)} s ` +
           `(${rate.toFixed(0)} objects/s)\n`,
@@ -124,8 +129,8 @@ async function verify(flags: ShardFlags): Promise<number> {
   });
   if (flags.json) printJson(result);
   else {
-    for (const p of result.problems) process.stderr.write(`problem: ${p}\n`);
-    process.stderr.write(
+    for (const p of result.problems) process.stdout.write(`problem: ${p}\n`);
+    process.stdout.write(
       `${result.ok ? 'ok' : 'FAILED'}: ${result.shards} shards, ${result.objects} objects, ` +
         `${result.rangeChecked} ranged reads, source checked by ${result.sourceChecked}\n`,
     );

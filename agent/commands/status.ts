@@ -42,7 +42,7 @@ export const register: RegisterCommand = (program, ctx) => {
               `  ${m.processes.map((p) => `${p.role}:${p.running ? 'up' : 'down'}${p.restarts ? `(restarts ${p.restarts})` : ''}`).join(' ')}`,
           ),
         ];
-        process.stderr.write(`${lines.join('\n')}\n`);
+        process.stdout.write(`${lines.join('\n')}\n`);
       }
       if (!running) ctx.exitCode = 3;
     });

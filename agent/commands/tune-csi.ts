@@ -28,6 +28,8 @@ import { mountNames } from '../../core/mountpoint/tuning';
 
 export interface CsiOptions {
   csi?: boolean;
+  /** `--region` of `tune`: the region the mount options name. */
+  region?: string;
   bucket?: string;
   prefix?: string;
   name?: string;
@@ -121,10 +123,12 @@ function csiSources(opts: CsiOptions, config: AgentConfig) {
       expressBuckets[azId] = bucket;
     }
   }
-  const region = opts.bucket ? (process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION) : config.region;
+  const region = opts.bucket
+    ? (opts.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION)
+    : config.region;
   if (!region)
     throw new UsageError(
-      '--csi --bucket needs a region for the mount options: set AWS_REGION, e.g. AWS_REGION=us-east-1',
+      '--csi --bucket needs a region for the mount options: pass --region, e.g. --region us-east-1, or set AWS_REGION',
     );
   return { volumes, expressBuckets, region };
 }

@@ -1,6 +1,7 @@
 /** `mountfleet tune --instance-type T [--json]`: the Mountpoint settings the agent would choose, and why. */
 import { existsSync } from 'node:fs';
 import { parseWholeNumber, UsageError } from '../args';
+import { AwsSetupError, profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
 import type { RegisterCommand } from '../cli';
 import { ec2Client } from '../../core/aws';
 import { DEFAULT_AGENT_CONFIG_PATH, loadAgentConfig } from '../../core/config';
@@ -8,7 +9,7 @@ import { UnknownInstanceTypeError } from '../../core/mountpoint/instance-types';
 import { formatTuneReport, tuneForInstanceType, type TuneReport } from '../../core/mountpoint/tune-report';
 import { addCsiOptions, printCsiManifests, type CsiOptions } from './tune-csi';
 
-interface TuneOptions extends CsiOptions {
+interface TuneOptions extends CsiOptions, AwsFlags {
   instanceType: string;
   config?: string;
   azId?: string;
@@ -42,6 +43,8 @@ export const register: RegisterCommand = (program) => {
       'use the built-in instance-type table (a DescribeInstanceTypes snapshot) instead of the API',
     )
     .option('--json', 'one JSON document on stdout')
+    .addOption(regionOption())
+    .addOption(profileOption())
     .action(async (opts: TuneOptions) => {
       const rootFreeGiB = parseWholeNumber('--root-free-gib', opts.rootFreeGib, {
         min: 0,
@@ -54,19 +57,35 @@ export const register: RegisterCommand = (program) => {
           const config = opts.config || existsSync(configPath) ? loadAgentConfig(configPath) : undefined;
           return await printCsiManifests(opts, config, rootFreeGiB);
         }
+        const online = !opts.offline && (await canCallAws(opts));
         report = await tuneForInstanceType({
           instanceType: opts.instanceType,
           ...(opts.config || existsSync(configPath) ? { config: loadAgentConfig(configPath) } : {}),
           ...(opts.azId ? { azId: opts.azId } : {}),
           ...(opts.interfaces ? { interfaces: opts.interfaces.split(',').filter(Boolean) } : {}),
           rootFreeGiB,
-          ...(opts.offline ? {} : { ec2: ec2Client({ maxAttempts: 2, connectionTimeoutMs: 2000 }) }),
+          ...(online ? { ec2: ec2Client({ maxAttempts: 2, connectionTimeoutMs: 2000 }) } : {}),
         });
       } catch (err) {
         if (err instanceof UnknownInstanceTypeError) throw new UsageError(err.message);
         throw err;
       }
       if (opts.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-      else process.stderr.write(formatTuneReport(report));
+      else process.stdout.write(formatTuneReport(report));
     });
 };
+
+/**
+ * The API is optional here (the built-in table answers for known types): without a Region or credentials
+ * tune says so and uses the table, unless --region or --profile asked for the API explicitly.
+ */
+async function canCallAws(opts: TuneOptions): Promise<boolean> {
+  try {
+    await resolveAws(opts);
+    return true;
+  } catch (err) {
+    if (!(err instanceof AwsSetupError) || opts.region !== undefined || opts.profile !== undefined) throw err;
+    process.stderr.write(`mountfleet tune: ${err.message}; using the built-in instance-type table\n`);
+    return false;
+  }
+}

@@ -19,15 +19,15 @@ const SEED = [
 ];
 
 describe('mountfleet plan', () => {
-  it('prints the seed plan as a table on stderr', async () => {
+  it('prints the seed plan as a table on stdout (the result), nothing on stderr', async () => {
     const r = await mountfleet('plan', ...SEED, '--region', 'ap-northeast-1', '--at-bitrate', '50,147,503');
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(/^total\s+361\.92\s+32\.26\s+152\.90/m);
-    expect(r.stderr).toMatch(/the 2\.1 TiB credit survives/);
-    expect(r.stderr).toMatch(/^147 Mbps\s+\S+\s+6 h 5\d min/m);
-    expect(r.stderr).toMatch(/^use: EFS One Zone, bursting/m);
-    expect(r.stderr).toMatch(/prices as of 2026-06/);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toMatch(/^total\s+361\.92\s+32\.26\s+152\.90/m);
+    expect(r.stdout).toMatch(/the 2\.1 TiB credit survives/);
+    expect(r.stdout).toMatch(/^147 Mbps\s+\S+\s+6 h 5\d min/m);
+    expect(r.stdout).toMatch(/^use: EFS One Zone, bursting/m);
+    expect(r.stdout).toMatch(/prices as of 2026-06/);
   });
 
   it('prints one JSON document with --json, honouring price overrides', async () => {

@@ -41,7 +41,7 @@ describe('mountfleet shard', () => {
 
     const again = await mountfleet('shard', ...flags, '--target-size', '40KiB');
     expect(again.code).toBe(0);
-    expect(again.stderr).toMatch(/30 objects .* in 3 shards: 0 written, 3 already done/);
+    expect(again.stdout).toMatch(/30 objects .* in 3 shards: 0 written, 3 already done/);
 
     const verified = await mountfleet('shard', 'verify', ...flags, '--source', 'content', '--json');
     expect(verified.code).toBe(0);
@@ -50,7 +50,7 @@ describe('mountfleet shard', () => {
     await s3.send(new PutObjectCommand({ Bucket: 'cli-src', Key: 'imgs/0.jpg', Body: 'replaced' }));
     const stale = await mountfleet('shard', 'verify', ...flags);
     expect(stale.code).toBe(1);
-    expect(stale.stderr).toMatch(/problem: source imgs\/0.jpg changed since sharding/);
+    expect(stale.stdout).toMatch(/problem: source imgs\/0.jpg changed since sharding/);
   });
 
   it('rejects a bad target size and an unknown action', async () => {

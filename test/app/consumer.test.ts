@@ -1,17 +1,15 @@
 /**
  * The consumer example compiled and run against the packed package, as a user would get it: `npm pack`,
- * extracted into a temporary project's node_modules/mountfleet, with aws-cdk-lib, constructs and zod
- * linked from this repository.
+ * extracted into a temporary project's node_modules/mountfleet, with aws-cdk-lib and constructs (the peer
+ * dependencies) linked from this repository; zod ships inside the package (bundleDependencies, for jsii).
  */
 import { execFileSync } from 'node:child_process';
 import {
   copyFileSync,
-  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
-  statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -19,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../support/moto';
 import { ensureBundles } from '../lib/support';
+import { ensureLibrary } from './support/library';
 
 function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): string {
   try {
@@ -29,30 +28,9 @@ function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = 
   }
 }
 
-/** True when dist/lib is missing or older than any source file of lib/ or core/. */
-function libraryIsStale(): boolean {
-  const built = join(REPO_ROOT, 'dist', 'lib', 'index.js');
-  if (!existsSync(built)) return true;
-  const builtAt = statSync(built).mtimeMs;
-  const sources = ['lib', 'lib/private', 'core'].flatMap((dir) =>
-    readdirSync(join(REPO_ROOT, dir), { recursive: true })
-      .map(String)
-      .filter((f) => f.endsWith('.ts'))
-      .map((f) => join(REPO_ROOT, dir, f)),
-  );
-  return sources.some((f) => statSync(f).mtimeMs > builtAt);
-}
-
 test('examples/consumer-app type-checks and synthesizes against the packed mountfleet', () => {
   ensureBundles();
-  // The full build compiles the library (tsc -p tsconfig.build.json); redo it here only when stale.
-  if (libraryIsStale()) {
-    run(
-      process.execPath,
-      [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'],
-      REPO_ROOT,
-    );
-  }
+  ensureLibrary();
   const project = mkdtempSync(join(tmpdir(), 'mf-consumer-'));
   const tarball = run('npm', ['pack', '--silent', '--pack-destination', project], REPO_ROOT)
     .trim()
@@ -61,7 +39,7 @@ test('examples/consumer-app type-checks and synthesizes against the packed mount
   const pkg = join(project, 'node_modules', 'mountfleet');
   mkdirSync(pkg, { recursive: true });
   run('tar', ['-xzf', join(project, tarball), '-C', pkg, '--strip-components=1'], project);
-  for (const dep of ['aws-cdk-lib', 'constructs', 'zod']) {
+  for (const dep of ['aws-cdk-lib', 'constructs']) {
     symlinkSync(join(REPO_ROOT, 'node_modules', dep), join(project, 'node_modules', dep), 'dir');
   }
   expect(readdirSync(join(pkg, 'dist')).sort()).toEqual(['agent', 'core', 'lambda', 'lib']);

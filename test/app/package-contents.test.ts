@@ -1,12 +1,14 @@
 /**
- * What `npm pack` publishes: only what a user needs (compiled library and runtime, the two bundles, their
- * third-party notices, the licence files), and notices that name every package a bundle inlines.
+ * What `npm pack` publishes: only what a user needs (compiled library and runtime, the jsii assembly, the two
+ * bundles, their third-party notices, the licence files, the bundled zod), and notices that name every
+ * package a bundle inlines.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../support/moto';
 import { ensureBundles } from '../lib/support';
+import { ensureLibrary } from './support/library';
 
 function packedFiles(): string[] {
   const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
@@ -17,7 +19,10 @@ function packedFiles(): string[] {
   return (JSON.parse(out) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path);
 }
 
-beforeAll(() => ensureBundles());
+beforeAll(() => {
+  ensureBundles();
+  ensureLibrary();
+});
 
 test('the package holds the licences, the bundles with their notices, and no sources or tests', () => {
   const files = packedFiles();
@@ -27,20 +32,27 @@ test('the package holds the licences, the bundles with their notices, and no sou
       'NOTICE',
       'README.md',
       'package.json',
+      '.jsii',
+      'dist/lib/index.js',
+      'dist/lib/index.d.ts',
+      'node_modules/zod/package.json',
       'dist/agent/mountfleet.js',
       'dist/agent/THIRD-PARTY-NOTICES.txt',
       'dist/lambda/reaper/index.js',
       'dist/lambda/reaper/THIRD-PARTY-NOTICES.txt',
     ]),
   );
-  const unexpected = files.filter(
+  // zod is the library's one runtime dependency: jsii needs it bundled (it is no jsii module), and nothing
+  // else may ride along in node_modules.
+  const ours = files.filter((f) => !f.startsWith('node_modules/zod/'));
+  const unexpected = ours.filter(
     (f) =>
-      !['LICENSE', 'NOTICE', 'README.md', 'package.json'].includes(f) &&
+      !['LICENSE', 'NOTICE', 'README.md', 'package.json', '.jsii'].includes(f) &&
       !/^dist\/(lib|core|agent|lambda)\//.test(f),
   );
   expect(unexpected).toEqual([]);
-  // TypeScript sources stay out; declarations ship for library users.
-  expect(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);
+  // Our TypeScript sources stay out; declarations ship for library users.
+  expect(ours.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);
 });
 
 test.each([

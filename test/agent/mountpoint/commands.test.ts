@@ -23,13 +23,13 @@ test('tune --json answers from DescribeInstanceTypes on the emulator', async () 
   expect(xz.args[xz.args.indexOf('--maximum-throughput-gbps') + 1]).toBe('200');
 });
 
-test('tune prints each decision with its reason and fact on stderr', async () => {
+test('tune prints each decision with its reason and fact on stdout (the result)', async () => {
   const r = await runCli(['tune', '--instance-type', 't3.large', '--offline']);
   expect(r.code).toBe(0);
-  expect(r.stdout).toBe('');
-  expect(r.stderr).toMatch(/network target = 1 Gbps for the host/);
-  expect(r.stderr).toMatch(/why: {2}burstable type/);
-  expect(r.stderr).toMatch(/\[xz\] AWS_MAX_ATTEMPTS=5 mount-s3 .*--cache-xz example-cache--use1-az4--x-s3/);
+  expect(r.stderr).toBe('');
+  expect(r.stdout).toMatch(/network target = 1 Gbps for the host/);
+  expect(r.stdout).toMatch(/why: {2}burstable type/);
+  expect(r.stdout).toMatch(/\[xz\] AWS_MAX_ATTEMPTS=5 mount-s3 .*--cache-xz example-cache--use1-az4--x-s3/);
 });
 
 test('tune --offline for a type not in the table exits 2 naming the closest known types', async () => {

@@ -56,9 +56,9 @@ describe('mountfleet scratch list / delete', () => {
 
     const human = await cli(['list', '--fleet', FLEET]);
     expect(human.code).toBe(0);
-    expect(human.stdout).toBe('');
-    expect(human.stderr).toMatch(/FILE SYSTEM\s+JOB\s+OWNER\s+AGE\s+STATE\s+ZONE\s+MOUNT TARGETS/);
-    expect(human.stderr).toMatch(
+    expect(human.stderr).toBe('');
+    expect(human.stdout).toMatch(/FILE SYSTEM\s+JOB\s+OWNER\s+AGE\s+STATE\s+ZONE\s+MOUNT TARGETS/);
+    expect(human.stdout).toMatch(
       new RegExp(`${ours}\\s+render-7\\s+i-0123456789abcdef0\\s+\\d+s\\s+available\\s+us-east-1a\\s+1`),
     );
   });
