@@ -3,7 +3,13 @@
  * `mount-s3` named by MOUNTFLEET_MOUNT_S3) against moto, mounted for real in a private mount namespace.
  * S3 goes through the fault proxy, which counts requests and stands in for Express CreateSession.
  */
-import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  type BucketLocationConstraint,
+  CreateBucketCommand,
+  GetObjectCommand,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -11,7 +17,9 @@ import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { s3Client, s3ExpressClient } from '../../core/aws';
+import { isDirectoryBucket, s3Client, s3ExpressClient } from '../../core/aws';
+import { parseAgentConfig, type AgentConfig } from '../../core/config';
+import { EXAMPLE_CONFIG, tuneForInstanceType, type TuneRequest } from '../../core/mountpoint/tune-report';
 import { useEmulator } from './emulator';
 import { answerExpressCreateSession } from './express-session-standin';
 import { FaultProxy } from './fault-proxy';
@@ -267,5 +275,137 @@ describeReal('mounted in a private mount namespace', () => {
       .filter((r) => r.operation === 'PutObject' && r.path.startsWith('/harness--use1-az4--x-s3/'));
     expect(cacheWrites.some((r) => r.path.endsWith('/_mountpoint_cache_metadata'))).toBe(true);
     expect(cacheWrites.length).toBeGreaterThanOrEqual(2);
+  });
+
+  describe('every command line the agent renders, per tuning profile, starts and serves', () => {
+    const mixed = parseAgentConfig({
+      version: 1,
+      fleetId: 'mixed',
+      region: 'eu-west-1',
+      mounts: [
+        {
+          bucket: 'outputs',
+          prefix: 'runs/',
+          path: '/mnt/out',
+          access: 'read-write',
+          dataset: 'mutable',
+          cache: 'none',
+        },
+        {
+          bucket: 'logs',
+          prefix: 'raw/',
+          path: '/mnt/logs',
+          access: 'read-write',
+          dataset: 'immutable',
+          cache: 'metadata',
+        },
+        { bucket: 'features', path: '/mnt/features', dataset: 'mutable', cache: 'local+express' },
+      ],
+      expressCache: { buckets: { 'euw1-az1': 'cache--euw1-az1--x-s3' } },
+    });
+    const pinned120 = parseAgentConfig({
+      version: 1,
+      fleetId: 'old',
+      region: 'us-east-1',
+      mounts: [{ bucket: 'data-old', path: '/mnt/data', dataset: 'immutable', cache: 'local' }],
+      mountpoint: { version: '1.20.0' },
+    });
+    const nics = (n: number) => Array.from({ length: n }, (_, i) => `ens${5 + i}`);
+    // The instance types of test/core/mountpoint/tuning.test.ts, the example config unless named.
+    const profiles: [string, TuneRequest][] = [
+      ...[
+        't3.medium',
+        't3.large',
+        'c6i.4xlarge',
+        'm7g.2xlarge',
+        'g5.xlarge',
+        'g5.12xlarge',
+        'i4i.8xlarge',
+        'm5d.8xlarge',
+      ].map((t): [string, TuneRequest] => [t, { instanceType: t }]),
+      ['p4d.24xlarge, 4 network cards', { instanceType: 'p4d.24xlarge', interfaces: nics(4) }],
+      ['p5.48xlarge, 32 network cards', { instanceType: 'p5.48xlarge', interfaces: nics(32) }],
+      ['p5.48xlarge, cards unknown', { instanceType: 'p5.48xlarge' }],
+      [
+        'c6i.4xlarge, read-write and mutable mounts in eu-west-1',
+        { instanceType: 'c6i.4xlarge', config: mixed, azId: 'euw1-az3' },
+      ],
+      ['g5.xlarge, pinned Mountpoint 1.20.0', { instanceType: 'g5.xlarge', config: pinned120 }],
+    ];
+
+    const createBuckets = async (config: AgentConfig) => {
+      const client = s3Client({ maxAttempts: 1, region: config.region });
+      for (const m of config.mounts) {
+        await client.send(
+          new CreateBucketCommand({
+            Bucket: m.bucket,
+            ...(config.region === 'us-east-1'
+              ? {}
+              : {
+                  CreateBucketConfiguration: {
+                    LocationConstraint: config.region as BucketLocationConstraint,
+                  },
+                }),
+          }),
+        );
+        await client.send(
+          new PutObjectCommand({ Bucket: m.bucket, Key: `${m.prefix}seed.txt`, Body: `seed of ${m.bucket}` }),
+        );
+      }
+      for (const bucket of Object.values(config.expressCache?.buckets ?? {}))
+        await s3ExpressClient({ maxAttempts: 1 }).send(new CreateBucketCommand({ Bucket: bucket }));
+    };
+
+    /** Only where it points: the mount point and the cache directory become fresh local directories, and
+     * network interfaces the loopback (the endpoint and path style are added by mountS3). */
+    const pointedHere = (args: readonly string[]) => {
+      const out = [...args];
+      out[out.length - 1] = freshDir('profile');
+      for (let i = 0; i < out.length - 2; i++) {
+        if (out[i] === '--cache') out[i + 1] = freshDir('profile-cache');
+        if (out[i] === '--bind') out[i + 1] = 'lo';
+      }
+      return out;
+    };
+
+    test.each(profiles)('%s', async (_name, request) => {
+      const report = await tuneForInstanceType(request);
+      const config = request.config ?? parseAgentConfig(EXAMPLE_CONFIG, '(example)');
+      await createBuckets(config);
+      let processes = 0;
+      for (const plan of report.plan.mounts) {
+        for (const process_ of plan.processes) {
+          const args = pointedHere(process_.args);
+          const result = await mountS3(args, process_.environment);
+          expect({ args, code: result.code, stderr: result.stderr }).toEqual({ args, code: 0, stderr: '' });
+          const mnt = args[args.length - 1];
+          expect(await readFile(ns.path(`${mnt}/seed.txt`), 'utf8')).toBe(`seed of ${plan.mount.bucket}`);
+          const write = writeFile(ns.path(`${mnt}/written-${process_.role}.txt`), process_.role);
+          if (args.includes('--read-only')) {
+            expect(await errorCode(write)).toBe('EROFS');
+          } else {
+            await write;
+            const object = await s3Client({ maxAttempts: 1, region: config.region }).send(
+              new GetObjectCommand({
+                Bucket: plan.mount.bucket,
+                Key: `${plan.mount.prefix}written-${process_.role}.txt`,
+              }),
+            );
+            expect(await object.Body!.transformToString()).toBe(process_.role);
+          }
+          await unmount(mnt);
+          processes++;
+        }
+      }
+      expect(processes).toBeGreaterThan(0);
+      // Express-cached processes really used the cache bucket.
+      const xz = report.plan.mounts.flatMap((m) => m.processes).filter((p) => p.args.includes('--cache-xz'));
+      if (xz.length > 0)
+        expect(
+          proxy
+            .requests()
+            .some((r) => r.operation === 'PutObject' && isDirectoryBucket(r.path.split('/')[1])),
+        ).toBe(true);
+    });
   });
 });
