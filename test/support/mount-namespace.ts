@@ -76,6 +76,14 @@ export class MountNamespace {
     }
   }
 
+  /** Starts a long-running program inside the namespace (e.g. `mount-s3 --foreground`) and returns it. */
+  spawn(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ChildProcess {
+    return spawn('nsenter', ['-t', String(this.holderPid), '--mount', '--pid', '--', ...argv], {
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+  }
+
   /** A path inside the namespace, reachable from here (it follows the namespace's mounts). */
   path(p: string): string {
     return `/proc/${this.holderPid}/root${p}`;
@@ -90,8 +98,8 @@ export class MountNamespace {
     return undefined;
   }
 
-  /** Host PIDs of live (not zombie) processes in the namespace whose command line contains `text`. */
-  pidsWith(text: string): number[] {
+  /** Host PIDs of live (not zombie) processes in the namespace running `program` with `argument`. */
+  pidsOf(program: string, argument: string): number[] {
     const ns = readlinkSync(`/proc/${this.holderPid}/ns/mnt`);
     const pids: number[] = [];
     for (const entry of readdirSync('/proc')) {
@@ -99,8 +107,8 @@ export class MountNamespace {
       try {
         if (readlinkSync(`/proc/${entry}/ns/mnt`) !== ns) continue;
         const state = readFileSync(`/proc/${entry}/stat`, 'utf8').replace(/^.*\) /, '')[0];
-        const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ');
-        if (state !== 'Z' && cmdline.includes(text)) pids.push(Number(entry));
+        const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+        if (state !== 'Z' && argv[0] === program && argv.includes(argument)) pids.push(Number(entry));
       } catch {
         // gone meanwhile
       }

@@ -161,7 +161,7 @@ describeReal('mounted in a private mount namespace', () => {
     expect((await ns.run(['umount', mountPoint])).code).toBe(0);
     await until(
       'the Mountpoint process to exit after the unmount',
-      () => ns.pidsWith(mountPoint).length === 0,
+      () => ns.pidsOf(binary, mountPoint).length === 0,
     );
   };
 
@@ -241,10 +241,10 @@ describeReal('mounted in a private mount namespace', () => {
   test('kill -9 leaves a dead mount: every access fails with ENOTCONN until umount -l', async () => {
     await bucketWith('harness-kill', { 'k.txt': 'k' });
     const mnt = await mounted(['harness-kill', freshDir('killed')]);
-    const [pid] = ns.pidsWith(mnt);
+    const [pid] = ns.pidsOf(binary, mnt);
     expect(pid).toBeGreaterThan(0);
     process.kill(pid, 'SIGKILL');
-    await until('the killed process to go', () => ns.pidsWith(mnt).length === 0);
+    await until('the killed process to go', () => ns.pidsOf(binary, mnt).length === 0);
     expect(await errorCode(stat(ns.path(mnt)))).toBe('ENOTCONN');
     expect(await errorCode(readFile(ns.path(`${mnt}/k.txt`)))).toBe('ENOTCONN');
     expect(ns.mountAt(mnt)).toMatch(/^fuse/);
@@ -255,10 +255,47 @@ describeReal('mounted in a private mount namespace', () => {
   test('SIGTERM unmounts and exits', async () => {
     await bucketWith('harness-term', { 'k.txt': 'k' });
     const mnt = await mounted(['harness-term', freshDir('term')]);
-    const [pid] = ns.pidsWith(mnt);
+    const [pid] = ns.pidsOf(binary, mnt);
     process.kill(pid, 'SIGTERM');
     await until('the unmount after SIGTERM', () => ns.mountAt(mnt) === undefined);
-    await until('the process to exit after SIGTERM', () => ns.pidsWith(mnt).length === 0);
+    await until('the process to exit after SIGTERM', () => ns.pidsOf(binary, mnt).length === 0);
+  });
+
+  test('--foreground serves until SIGTERM, then unmounts and exits 0', async () => {
+    await bucketWith('harness-fg', { 'k.txt': 'fg' });
+    const mnt = freshDir('fg');
+    const child = ns.spawn(
+      [binary, '--foreground', '--endpoint-url', proxy.endpoint, '--force-path-style', 'harness-fg', mnt],
+      env(),
+    );
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    await until('the foreground mount', () => ns.mountAt(mnt) !== undefined, 10_000);
+    expect(await readFile(ns.path(`${mnt}/k.txt`), 'utf8')).toBe('fg');
+    const [pid] = ns.pidsOf(binary, mnt);
+    process.kill(pid, 'SIGTERM');
+    expect(await exited).toBe(0);
+    expect(ns.mountAt(mnt)).toBeUndefined();
+  });
+
+  test("background mode fails with the mounting process's error (a bucket that does not exist)", async () => {
+    const mnt = freshDir('nobucket');
+    const started = Date.now();
+    const result = await mountS3(['harness-no-such-bucket', mnt]);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(/harness-no-such-bucket/);
+    expect(result.stderr).toMatch(/NoSuchBucket|does not exist/);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(ns.mountAt(mnt)).toBeUndefined();
+    expect(ns.pidsOf(binary, mnt)).toEqual([]);
+  });
+
+  test('--auto-unmount: after kill -9 the mount is removed instead of left dead', async () => {
+    await bucketWith('harness-auto', { 'k.txt': 'k' });
+    const mnt = await mounted(['--auto-unmount', 'harness-auto', freshDir('auto')]);
+    const [pid] = ns.pidsOf(binary, mnt);
+    process.kill(pid, 'SIGKILL');
+    await until('the mount to be removed', () => ns.mountAt(mnt) === undefined);
+    expect(ns.pidsOf(binary, mnt)).toEqual([]);
   });
 
   test('--cache-xz against the emulator: cache metadata and blocks land in the Express bucket', async () => {

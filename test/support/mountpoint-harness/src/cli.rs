@@ -230,7 +230,8 @@ fn parse_ttl(value: &str) -> Result<TimeToLive, String> {
 }
 
 fn parse_perm_bits(value: &str) -> Result<u16, String> {
-    let bits = u16::from_str_radix(value, 8).map_err(|_| "must be a valid octal number".to_string())?;
+    let bits =
+        u16::from_str_radix(value, 8).map_err(|_| "must be a valid octal number".to_string())?;
     if bits > 0o777 {
         return Err("only user/group/other permissions are supported".to_string());
     }
@@ -241,6 +242,9 @@ fn parse_kms_key_arn(value: &str) -> Result<String, String> {
     if value.starts_with("arn:") && value.contains(":key") {
         Ok(value.to_string())
     } else {
-        Err("KMS Key ARN is only accepted as a key identifier, Key Alias ARN is not accepted".to_string())
+        Err(
+            "KMS Key ARN is only accepted as a key identifier, Key Alias ARN is not accepted"
+                .to_string(),
+        )
     }
 }

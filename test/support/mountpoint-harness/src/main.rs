@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
 use clap::Parser;
+use nix::fcntl::OFlag;
 use nix::sys::signal::{kill, Signal};
 use nix::sys::wait::{waitpid, WaitStatus};
-use nix::fcntl::OFlag;
 use nix::unistd::{dup2, fork, pipe2, setsid, ForkResult, Pid};
 
 use cli::Args;
@@ -31,7 +31,11 @@ fn main() -> ExitCode {
         eprintln!("Error: {error:#}");
         return ExitCode::FAILURE;
     }
-    let result = if args.foreground { run_foreground(args) } else { run_background(args) };
+    let result = if args.foreground {
+        run_foreground(args)
+    } else {
+        run_background(args)
+    };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
@@ -89,7 +93,9 @@ fn child(args: Args, write_end: OwnedFd) -> i32 {
         Ok(running) => running,
         Err(error) => {
             let _ = report.write_all(format!("{error:#}").as_bytes());
-            return 1;
+            // At once, without exit handlers: the client's threads may still be running.
+            // SAFETY: _exit only ends the process.
+            unsafe { libc::_exit(1) }
         }
     };
     let _ = report.write_all(READY);
@@ -108,7 +114,10 @@ fn wait_for_child(child: Pid, read_end: OwnedFd) -> Result<()> {
         let left = deadline.saturating_duration_since(Instant::now());
         if !readable_within(&pipe, left)? {
             let _ = kill(child, Signal::SIGTERM);
-            bail!("timeout after {} seconds waiting for the mount process to be ready", READY_TIMEOUT.as_secs());
+            bail!(
+                "timeout after {} seconds waiting for the mount process to be ready",
+                READY_TIMEOUT.as_secs()
+            );
         }
         let mut chunk = [0u8; 4096];
         let n = pipe.read(&mut chunk)?;
@@ -121,18 +130,26 @@ fn wait_for_child(child: Pid, read_end: OwnedFd) -> Result<()> {
         return Ok(());
     }
     if !message.is_empty() {
+        // The child exits right after reporting; reap it so nothing of this mount outlives the command.
+        let _ = waitpid(child, None);
         bail!("{}", String::from_utf8_lossy(&message));
     }
     // The pipe closed without a word: the child is gone or going.
     match waitpid(child, None)? {
-        WaitStatus::Signaled(_, signal, _) => bail!("mount process was killed by {signal} before the mount was ready"),
+        WaitStatus::Signaled(_, signal, _) => {
+            bail!("mount process was killed by {signal} before the mount was ready")
+        }
         other => bail!("mount process ended before the mount was ready ({other:?})"),
     }
 }
 
 /// Waits until `file` is readable (data or end of file), or `timeout` passes.
 fn readable_within(file: &File, timeout: Duration) -> Result<bool> {
-    let mut fd = libc::pollfd { fd: file.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+    let mut fd = libc::pollfd {
+        fd: file.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
     let millis = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
     loop {
         // SAFETY: one valid pollfd for the duration of the call.

@@ -4,7 +4,9 @@
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use mountpoint_s3_client::config::{AddressingStyle, Allocator, EndpointConfig, S3ClientAuthConfig, Uri};
+use mountpoint_s3_client::config::{
+    AddressingStyle, Allocator, EndpointConfig, S3ClientAuthConfig, Uri,
+};
 use mountpoint_s3_client::instance_info::InstanceInfo;
 use mountpoint_s3_client::user_agent::UserAgent;
 use mountpoint_s3_fs::data_cache::{
@@ -16,9 +18,13 @@ use mountpoint_s3_fs::fuse::session::FuseSession;
 use mountpoint_s3_fs::logging::{self, LoggingConfig, LoggingHandle};
 use mountpoint_s3_fs::memory::{effective_total_memory, CandidateSize, PagedPool};
 use mountpoint_s3_fs::metrics::{self, MetricsConfig, MetricsSinkHandle, OtlpConfig};
-use mountpoint_s3_fs::s3::config::{ClientConfig, MemoryLimitSetting, PartConfig, TargetThroughputSetting};
+use mountpoint_s3_fs::s3::config::{
+    ClientConfig, MemoryLimitSetting, PartConfig, TargetThroughputSetting,
+};
 use mountpoint_s3_fs::s3::{Prefix, S3Path, S3Personality};
-use mountpoint_s3_fs::{autoconfigure, MountpointConfig, Runtime, S3FilesystemConfig, ServerSideEncryption};
+use mountpoint_s3_fs::{
+    autoconfigure, MountpointConfig, Runtime, S3FilesystemConfig, ServerSideEncryption,
+};
 use mountpoint_s3_fs::{Superblock, SuperblockConfig};
 
 use crate::cli::{Args, BucketType};
@@ -39,7 +45,8 @@ pub struct Running {
 
 /// Sets up logging and metrics (once per process) and mounts; returns once the mount is in place.
 pub fn mount(args: Args) -> Result<Running> {
-    let logging = logging::init_logging(logging_config(&args)).context("failed to initialize logging")?;
+    let logging =
+        logging::init_logging(logging_config(&args)).context("failed to initialize logging")?;
     let metrics_config = args.otlp_endpoint.as_deref().map(|endpoint| {
         let otlp = OtlpConfig::new(endpoint);
         MetricsConfig::Otlp(match args.otlp_export_interval {
@@ -49,17 +56,31 @@ pub fn mount(args: Args) -> Result<Running> {
     });
     let metrics = metrics::install(metrics_config).context("failed to initialize metrics")?;
 
-    let s3_path = S3Path::new(args.bucket.clone(), args.prefix.clone().unwrap_or_else(Prefix::empty));
+    let s3_path = S3Path::new(
+        args.bucket.clone(),
+        args.prefix.clone().unwrap_or_else(Prefix::empty),
+    );
     let region = autoconfigure::get_region(&InstanceInfo::new(), args.region.clone());
-    let endpoint_url = args.endpoint_url.clone().or_else(|| std::env::var("AWS_ENDPOINT_URL").ok());
-    let addressing_style = if args.force_path_style { AddressingStyle::Path } else { AddressingStyle::Automatic };
+    let endpoint_url = args
+        .endpoint_url
+        .clone()
+        .or_else(|| std::env::var("AWS_ENDPOINT_URL").ok());
+    let addressing_style = if args.force_path_style {
+        AddressingStyle::Path
+    } else {
+        AddressingStyle::Automatic
+    };
     let personality = match args.bucket_type {
         Some(BucketType::Directory) => S3Personality::ExpressOneZone,
         Some(BucketType::GeneralPurpose) => S3Personality::Standard,
         None => {
-            let mut endpoint = EndpointConfig::new(region.as_str()).addressing_style(addressing_style);
+            let mut endpoint =
+                EndpointConfig::new(region.as_str()).addressing_style(addressing_style);
             if let Some(url) = &endpoint_url {
-                endpoint = endpoint.endpoint(Uri::new_from_str(&Allocator::default(), url).context("Failed to parse endpoint URL")?);
+                endpoint = endpoint.endpoint(
+                    Uri::new_from_str(&Allocator::default(), url)
+                        .context("Failed to parse endpoint URL")?,
+                );
             }
             S3Personality::infer_from_bucket(args.bucket.as_str(), &endpoint)
         }
@@ -71,7 +92,8 @@ pub fn mount(args: Args) -> Result<Running> {
     };
     let part = |size: Option<u64>| size.or(args.part_size).unwrap_or(DEFAULT_PART_SIZE) as usize;
     let part_config =
-        PartConfig::with_read_write_sizes(part(args.read_part_size), part(args.write_part_size)).validate(memory_limit)?;
+        PartConfig::with_read_write_sizes(part(args.read_part_size), part(args.write_part_size))
+            .validate(memory_limit)?;
 
     let data_cache_config = data_cache_config(&args)?;
     let uses_cache = data_cache_config.disk_cache_config.is_some()
@@ -135,7 +157,10 @@ pub fn mount(args: Args) -> Result<Running> {
         incremental_upload: args.incremental_upload,
         storage_class: args.storage_class.clone(),
         s3_personality: personality,
-        server_side_encryption: ServerSideEncryption::new(args.sse.clone(), args.sse_kms_key_id.clone()),
+        server_side_encryption: ServerSideEncryption::new(
+            args.sse.clone(),
+            args.sse_kms_key_id.clone(),
+        ),
         read_only: args.read_only,
         ..Default::default()
     };
@@ -156,14 +181,19 @@ pub fn mount(args: Args) -> Result<Running> {
         allow_other: args.allow_other,
         clone_fd: false,
     };
-    let fuse_config = FuseSessionConfig::new(MountPoint::new(&args.mount_point)?, fuse_options, args.max_threads as usize)?;
+    let fuse_config = FuseSessionConfig::new(
+        MountPoint::new(&args.mount_point)?,
+        fuse_options,
+        args.max_threads as usize,
+    )?;
 
     let mut data_cache_config = data_cache_config;
     // Mountpoint owns `<DIR>/mountpoint-cache`: wiped at mount and removed when the session closes.
     let managed_cache_dir = match &mut data_cache_config.disk_cache_config {
         Some(disk) => {
-            let dir = ManagedCacheDir::new_from_parent_with_cache_key(&disk.cache_directory, None, true)
-                .context("failed to create cache directory")?;
+            let dir =
+                ManagedCacheDir::new_from_parent_with_cache_key(&disk.cache_directory, None, true)
+                    .context("failed to create cache directory")?;
             disk.cache_directory = dir.as_path_buf();
             Some(dir)
         }
@@ -173,7 +203,10 @@ pub fn mount(args: Args) -> Result<Running> {
     let superblock = Superblock::new(
         client.clone(),
         s3_path,
-        SuperblockConfig { cache_config, s3_personality: personality },
+        SuperblockConfig {
+            cache_config,
+            s3_personality: personality,
+        },
     );
     let mut session = MountpointConfig::new(fuse_config, fs_config, data_cache_config)?
         .create_fuse_session(superblock, client, runtime, pool)
@@ -181,20 +214,36 @@ pub fn mount(args: Args) -> Result<Running> {
     if let Some(dir) = managed_cache_dir {
         session.run_on_close(Box::new(move || drop(dir)));
     }
-    Ok(Running { session, _logging: logging, _metrics: metrics })
+    Ok(Running {
+        session,
+        _logging: logging,
+        _metrics: metrics,
+    })
 }
 
 fn logging_config(args: &Args) -> LoggingConfig {
-    let crt = if args.debug_crt { "awscrt=debug" } else { "awscrt=off" };
+    let crt = if args.debug_crt {
+        "awscrt=debug"
+    } else {
+        "awscrt=off"
+    };
+    let metrics = if args.log_metrics {
+        ",mountpoint_s3_fs::metrics=info"
+    } else {
+        ""
+    };
     let default_filter = if args.no_log {
         "off".to_string()
     } else if args.debug {
-        format!("debug,{crt}")
+        format!("debug,{crt}{metrics}")
     } else {
-        format!("warn,mountpoint_s3_fs=info,mountpoint_s3_client=info,{crt}")
+        format!("warn,{crt}{metrics}")
     };
     LoggingConfig {
-        log_file: args.log_directory.as_deref().map(logging::prepare_log_file_name),
+        log_file: args
+            .log_directory
+            .as_deref()
+            .map(logging::prepare_log_file_name),
         log_to_stdout: args.foreground,
         default_filter,
     }
@@ -219,14 +268,20 @@ fn data_cache_config(args: &Args) -> Result<DataCacheConfig> {
             cache_directory: dir.clone(),
             block_size: CACHE_BLOCK_SIZE,
             limit: match max_mib {
-                Some(mib) => CacheLimit::TotalSize { max_size: (mib * MIB) as usize },
+                Some(mib) => CacheLimit::TotalSize {
+                    max_size: (mib * MIB) as usize,
+                },
                 None => CacheLimit::default(),
             },
         }),
     };
     let express_cache_config = args.cache_xz.as_ref().map(|bucket| {
-        ExpressDataCacheConfig::new(bucket.as_str(), args.bucket.as_str())
-            .sse(ServerSideEncryption::new(args.sse.clone(), args.sse_kms_key_id.clone()))
+        ExpressDataCacheConfig::new(bucket.as_str(), args.bucket.as_str()).sse(
+            ServerSideEncryption::new(args.sse.clone(), args.sse_kms_key_id.clone()),
+        )
     });
-    Ok(DataCacheConfig { disk_cache_config, express_cache_config })
+    Ok(DataCacheConfig {
+        disk_cache_config,
+        express_cache_config,
+    })
 }
