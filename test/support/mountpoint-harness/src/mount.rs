@@ -19,7 +19,7 @@ use mountpoint_s3_fs::logging::{self, LoggingConfig, LoggingHandle};
 use mountpoint_s3_fs::memory::{effective_total_memory, CandidateSize, PagedPool};
 use mountpoint_s3_fs::metrics::{self, MetricsConfig, MetricsSinkHandle, OtlpConfig};
 use mountpoint_s3_fs::s3::config::{
-    ClientConfig, MemoryLimitSetting, PartConfig, TargetThroughputSetting,
+    ClientConfig, MemoryLimitSetting, PartConfig, Region, TargetThroughputSetting,
 };
 use mountpoint_s3_fs::s3::{Prefix, S3Path, S3Personality};
 use mountpoint_s3_fs::{
@@ -47,14 +47,8 @@ pub struct Running {
 pub fn mount(args: Args) -> Result<Running> {
     let logging =
         logging::init_logging(logging_config(&args)).context("failed to initialize logging")?;
-    let metrics_config = args.otlp_endpoint.as_deref().map(|endpoint| {
-        let otlp = OtlpConfig::new(endpoint);
-        MetricsConfig::Otlp(match args.otlp_export_interval {
-            Some(secs) => otlp.with_interval_secs(secs),
-            None => otlp,
-        })
-    });
-    let metrics = metrics::install(metrics_config).context("failed to initialize metrics")?;
+    let metrics =
+        metrics::install(metrics_config(&args)).context("failed to initialize metrics")?;
 
     let s3_path = S3Path::new(
         args.bucket.clone(),
@@ -65,26 +59,7 @@ pub fn mount(args: Args) -> Result<Running> {
         .endpoint_url
         .clone()
         .or_else(|| std::env::var("AWS_ENDPOINT_URL").ok());
-    let addressing_style = if args.force_path_style {
-        AddressingStyle::Path
-    } else {
-        AddressingStyle::Automatic
-    };
-    let personality = match args.bucket_type {
-        Some(BucketType::Directory) => S3Personality::ExpressOneZone,
-        Some(BucketType::GeneralPurpose) => S3Personality::Standard,
-        None => {
-            let mut endpoint =
-                EndpointConfig::new(region.as_str()).addressing_style(addressing_style);
-            if let Some(url) = &endpoint_url {
-                endpoint = endpoint.endpoint(
-                    Uri::new_from_str(&Allocator::default(), url)
-                        .context("Failed to parse endpoint URL")?,
-                );
-            }
-            S3Personality::infer_from_bucket(args.bucket.as_str(), &endpoint)
-        }
-    };
+    let personality = personality(&args, &region, endpoint_url.as_deref())?;
 
     let memory_limit = match args.memory_target {
         Some(mib) => MemoryLimitSetting::User((mib * MIB) as usize),
@@ -94,16 +69,13 @@ pub fn mount(args: Args) -> Result<Running> {
     let part_config =
         PartConfig::with_read_write_sizes(part(args.read_part_size), part(args.write_part_size))
             .validate(memory_limit)?;
-
-    let data_cache_config = data_cache_config(&args)?;
-    let uses_cache = data_cache_config.disk_cache_config.is_some()
-        || data_cache_config.express_cache_config.is_some()
-        || args.cache.is_some();
+    // `--cache` (even with `--max-cache-size 0`) and `--cache-xz` turn on metadata caching by default.
+    let caching = args.cache.is_some() || args.cache_xz.is_some();
     let mut candidate_sizes = vec![
         CandidateSize::prunable(part_config.read_size_bytes),
         CandidateSize::new(part_config.write_size_bytes),
     ];
-    if uses_cache {
+    if caching {
         // Cache blocks come from the same pool; without their own size class each 1 MiB block would
         // take a part-sized buffer.
         candidate_sizes.push(CandidateSize::prunable(CACHE_BLOCK_SIZE as usize));
@@ -113,81 +85,26 @@ pub fn mount(args: Args) -> Result<Running> {
         .with_memory_limit(memory_limit.bytes())
         .build();
 
-    let mut user_agent = UserAgent::new(args.user_agent_prefix.clone());
-    user_agent.key_value("mountfleet-test-harness", env!("CARGO_PKG_VERSION"));
-    let client_config = ClientConfig {
-        region,
-        endpoint_url,
-        addressing_style,
-        dual_stack: args.dual_stack,
-        transfer_acceleration: args.transfer_acceleration,
-        auth_config: if args.no_sign_request {
-            S3ClientAuthConfig::NoSigning
-        } else if let Some(profile) = &args.profile {
-            S3ClientAuthConfig::Profile(profile.clone())
-        } else {
-            S3ClientAuthConfig::Default
-        },
-        requester_pays: args.requester_pays,
-        expected_bucket_owner: args.expected_bucket_owner.clone(),
-        throughput_target: throughput_target(&args),
-        bind: args.bind.clone(),
-        part_config,
-        user_agent,
-        tls_config: None,
-    };
-    let client = client_config
+    let client = client_config(&args, region, endpoint_url, part_config)
         .create_client(pool.clone(), Some(&s3_path))
         .context("Failed to create S3 client")?;
     let runtime = Runtime::new(client.event_loop_group());
 
-    let metadata_ttl = args.metadata_ttl.unwrap_or(if uses_cache {
-        TimeToLive::Duration(CACHED_METADATA_TTL)
-    } else {
-        TimeToLive::Minimal
-    });
-    let mut cache_config = CacheConfig::new(metadata_ttl);
-    if let Some(negative) = args.negative_metadata_ttl {
-        cache_config = cache_config.with_negative_metadata_ttl(negative);
-    }
-    let mut fs_config = S3FilesystemConfig {
-        cache_config: cache_config.clone(),
-        allow_delete: args.allow_delete,
-        allow_overwrite: args.allow_overwrite,
-        incremental_upload: args.incremental_upload,
-        storage_class: args.storage_class.clone(),
-        s3_personality: personality,
-        server_side_encryption: ServerSideEncryption::new(
-            args.sse.clone(),
-            args.sse_kms_key_id.clone(),
-        ),
-        read_only: args.read_only,
-        ..Default::default()
-    };
-    if args.upload_checksums.as_deref() == Some("off") {
-        fs_config.upload_checksum_algorithm = None;
-    } else {
-        fs_config.upload_checksum_algorithm = Some(UploadChecksumAlgorithm::Crc32c);
-    }
-    fs_config.uid = args.uid.unwrap_or(fs_config.uid);
-    fs_config.gid = args.gid.unwrap_or(fs_config.gid);
-    fs_config.dir_mode = args.dir_mode.unwrap_or(fs_config.dir_mode);
-    fs_config.file_mode = args.file_mode.unwrap_or(fs_config.file_mode);
-
-    let fuse_options = FuseOptions {
-        read_only: args.read_only,
-        auto_unmount: args.auto_unmount,
-        allow_root: args.allow_root,
-        allow_other: args.allow_other,
-        clone_fd: false,
-    };
+    let cache_config = metadata_cache_config(&args, caching);
+    let fs_config = filesystem_config(&args, cache_config.clone(), personality);
     let fuse_config = FuseSessionConfig::new(
         MountPoint::new(&args.mount_point)?,
-        fuse_options,
+        FuseOptions {
+            read_only: args.read_only,
+            auto_unmount: args.auto_unmount,
+            allow_root: args.allow_root,
+            allow_other: args.allow_other,
+            clone_fd: false,
+        },
         args.max_threads as usize,
     )?;
 
-    let mut data_cache_config = data_cache_config;
+    let mut data_cache_config = data_cache_config(&args);
     // Mountpoint owns `<DIR>/mountpoint-cache`: wiped at mount and removed when the session closes.
     let managed_cache_dir = match &mut data_cache_config.disk_cache_config {
         Some(disk) => {
@@ -219,6 +136,118 @@ pub fn mount(args: Args) -> Result<Running> {
         _logging: logging,
         _metrics: metrics,
     })
+}
+
+/// `--bucket-type`, else what the endpoint rules say about the bucket's name (`--x-s3`: Express).
+fn personality(args: &Args, region: &Region, endpoint_url: Option<&str>) -> Result<S3Personality> {
+    Ok(match args.bucket_type {
+        Some(BucketType::Directory) => S3Personality::ExpressOneZone,
+        Some(BucketType::GeneralPurpose) => S3Personality::Standard,
+        None => {
+            let mut endpoint =
+                EndpointConfig::new(region.as_str()).addressing_style(addressing_style(args));
+            if let Some(url) = endpoint_url {
+                endpoint = endpoint.endpoint(
+                    Uri::new_from_str(&Allocator::default(), url)
+                        .context("Failed to parse endpoint URL")?,
+                );
+            }
+            S3Personality::infer_from_bucket(args.bucket.as_str(), &endpoint)
+        }
+    })
+}
+
+fn addressing_style(args: &Args) -> AddressingStyle {
+    if args.force_path_style {
+        AddressingStyle::Path
+    } else {
+        AddressingStyle::Automatic
+    }
+}
+
+fn client_config(
+    args: &Args,
+    region: Region,
+    endpoint_url: Option<String>,
+    part_config: PartConfig,
+) -> ClientConfig {
+    let mut user_agent = UserAgent::new(args.user_agent_prefix.clone());
+    user_agent.key_value("mountfleet-test-harness", env!("CARGO_PKG_VERSION"));
+    ClientConfig {
+        region,
+        endpoint_url,
+        addressing_style: addressing_style(args),
+        dual_stack: args.dual_stack,
+        transfer_acceleration: args.transfer_acceleration,
+        auth_config: if args.no_sign_request {
+            S3ClientAuthConfig::NoSigning
+        } else if let Some(profile) = &args.profile {
+            S3ClientAuthConfig::Profile(profile.clone())
+        } else {
+            S3ClientAuthConfig::Default
+        },
+        requester_pays: args.requester_pays,
+        expected_bucket_owner: args.expected_bucket_owner.clone(),
+        throughput_target: throughput_target(args),
+        bind: args.bind.clone(),
+        part_config,
+        user_agent,
+        tls_config: None,
+    }
+}
+
+/// `--metadata-ttl` (default 60 s with a data cache, else `minimal`) and `--negative-metadata-ttl`.
+fn metadata_cache_config(args: &Args, caching: bool) -> CacheConfig {
+    let ttl = args.metadata_ttl.unwrap_or(if caching {
+        TimeToLive::Duration(CACHED_METADATA_TTL)
+    } else {
+        TimeToLive::Minimal
+    });
+    let config = CacheConfig::new(ttl);
+    match args.negative_metadata_ttl {
+        Some(negative) => config.with_negative_metadata_ttl(negative),
+        None => config,
+    }
+}
+
+fn filesystem_config(
+    args: &Args,
+    cache_config: CacheConfig,
+    personality: S3Personality,
+) -> S3FilesystemConfig {
+    let defaults = S3FilesystemConfig::default();
+    S3FilesystemConfig {
+        cache_config,
+        uid: args.uid.unwrap_or(defaults.uid),
+        gid: args.gid.unwrap_or(defaults.gid),
+        dir_mode: args.dir_mode.unwrap_or(defaults.dir_mode),
+        file_mode: args.file_mode.unwrap_or(defaults.file_mode),
+        allow_delete: args.allow_delete,
+        allow_overwrite: args.allow_overwrite,
+        incremental_upload: args.incremental_upload,
+        storage_class: args.storage_class.clone(),
+        s3_personality: personality,
+        server_side_encryption: sse(args),
+        upload_checksum_algorithm: match args.upload_checksums.as_deref() {
+            Some("off") => None,
+            _ => Some(UploadChecksumAlgorithm::Crc32c),
+        },
+        read_only: args.read_only,
+        ..defaults
+    }
+}
+
+fn sse(args: &Args) -> ServerSideEncryption {
+    ServerSideEncryption::new(args.sse.clone(), args.sse_kms_key_id.clone())
+}
+
+fn metrics_config(args: &Args) -> Option<MetricsConfig> {
+    let endpoint = args.otlp_endpoint.as_deref()?;
+    let otlp = OtlpConfig::new(endpoint);
+    Some(MetricsConfig::Otlp(match args.otlp_export_interval {
+        Some(secs) => otlp.with_interval_secs(secs),
+        None => otlp,
+    }))
 }
 
 fn logging_config(args: &Args) -> LoggingConfig {
@@ -260,7 +289,7 @@ fn throughput_target(args: &Args) -> TargetThroughputSetting {
     }
 }
 
-fn data_cache_config(args: &Args) -> Result<DataCacheConfig> {
+fn data_cache_config(args: &Args) -> DataCacheConfig {
     let disk_cache_config = match (&args.cache, args.max_cache_size) {
         // `--max-cache-size 0` keeps the metadata cache and caches no data.
         (Some(_), Some(0)) | (None, _) => None,
@@ -276,12 +305,10 @@ fn data_cache_config(args: &Args) -> Result<DataCacheConfig> {
         }),
     };
     let express_cache_config = args.cache_xz.as_ref().map(|bucket| {
-        ExpressDataCacheConfig::new(bucket.as_str(), args.bucket.as_str()).sse(
-            ServerSideEncryption::new(args.sse.clone(), args.sse_kms_key_id.clone()),
-        )
+        ExpressDataCacheConfig::new(bucket.as_str(), args.bucket.as_str()).sse(sse(args))
     });
-    Ok(DataCacheConfig {
+    DataCacheConfig {
         disk_cache_config,
         express_cache_config,
-    })
+    }
 }
