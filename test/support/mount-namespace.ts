@@ -98,7 +98,10 @@ export class MountNamespace {
     return undefined;
   }
 
-  /** Host PIDs of live (not zombie) processes in the namespace running `program` with `argument`. */
+  /**
+   * Host PIDs of processes in the namespace running `program` with `argument`, until they have fully
+   * exited: a zombie counts while any of its threads still runs (and may hold `/dev/fuse` open).
+   */
   pidsOf(program: string, argument: string): number[] {
     const ns = readlinkSync(`/proc/${this.holderPid}/ns/mnt`);
     const pids: number[] = [];
@@ -108,7 +111,8 @@ export class MountNamespace {
         if (readlinkSync(`/proc/${entry}/ns/mnt`) !== ns) continue;
         const state = readFileSync(`/proc/${entry}/stat`, 'utf8').replace(/^.*\) /, '')[0];
         const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-        if (state !== 'Z' && argv[0] === program && argv.includes(argument)) pids.push(Number(entry));
+        const exited = state === 'Z' && readdirSync(`/proc/${entry}/task`).length === 1;
+        if (!exited && argv[0] === program && argv.includes(argument)) pids.push(Number(entry));
       } catch {
         // gone meanwhile
       }
