@@ -12,9 +12,13 @@ KUBERNETES_VALIDATE_VERSION=1.37.0
 log() { printf '[setup] %s\n' "$*" >&2; }
 
 # apt packages: fuse3 (fusermount3 for the FUSE stand-ins and real mount tests), gnupg (signature checks),
-# util-linux (setpriv/unshare), python3-venv.
+# util-linux (setpriv/unshare), python3-venv; libfuse3-dev pkg-config cmake libclang-dev build the
+# Mountpoint test harness (scripts/build-harness.sh).
 need_apt=()
 command -v fusermount3 >/dev/null || need_apt+=(fuse3)
+for pkg in libfuse3-dev pkg-config cmake libclang-dev; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed' || need_apt+=("$pkg")
+done
 command -v gpg >/dev/null || need_apt+=(gnupg)
 command -v setpriv >/dev/null || need_apt+=(util-linux)
 command -v systemd-analyze >/dev/null || need_apt+=(systemd)

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds the project's Mountpoint test harness (test/support/mountpoint-harness) from the published
+# Mountpoint crates, into a cargo target directory outside the clone so later runs only relink it.
+# Without a Rust toolchain (rustc >= 1.95) or the native build packages it says why the real-Mountpoint
+# suites will skip and exits 0; a failing build with the toolchain present fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+MIN_RUST=1.95
+target="${MOUNTFLEET_HARNESS_TARGET:-$HOME/.cache/mountfleet/harness-target}"
+skip() {
+  printf '[build-harness] real-Mountpoint suites will skip: %s\n' "$*" >&2
+  exit 0
+}
+
+cargo=$(command -v cargo || true)
+[[ -z $cargo && -x $HOME/.cargo/bin/cargo ]] && cargo=$HOME/.cargo/bin/cargo
+[[ -n $cargo ]] || skip "no cargo on PATH or in ~/.cargo/bin (install Rust >= ${MIN_RUST} with rustup)"
+export PATH="$(dirname "$cargo"):$PATH"
+rust=$(rustc --version 2>/dev/null | awk '{print $2}')
+[[ -n $rust ]] || skip "cargo found but no rustc"
+if [[ $(printf '%s\n%s\n' "$MIN_RUST" "$rust" | sort -V | head -1) != "$MIN_RUST" ]]; then
+  skip "rustc ${rust} is older than ${MIN_RUST} (rustup update)"
+fi
+missing=()
+# Package names are Debian's; elsewhere the build itself says what is missing.
+if command -v dpkg-query >/dev/null; then
+  for pkg in libfuse3-dev pkg-config cmake libclang-dev; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed' || missing+=("$pkg")
+  done
+fi
+((${#missing[@]} == 0)) || skip "missing apt packages ${missing[*]} (scripts/setup.sh installs them as root)"
+
+printf '[build-harness] cargo build --locked --release into %s\n' "$target" >&2
+CARGO_TARGET_DIR="$target" cargo build --locked --release --quiet \
+  --manifest-path test/support/mountpoint-harness/Cargo.toml
