@@ -24,7 +24,7 @@ export interface TeardownOptions {
   /** @default 10000 */
   readonly maxPollMs?: number;
   readonly clock?: Clock;
-  /** Aborting stops the wait early (the outcome is then `pending`). */
+  /** Aborting stops the wait early (the outcome is then `pending`) and cuts off a call in flight (it throws). */
   readonly signal?: AbortSignal;
   /** Progress lines for humans (stderr), e.g. "waiting for 1 mount target to delete". */
   readonly onProgress?: (message: string) => void;
@@ -52,9 +52,12 @@ const GONE_MOUNT_TARGET = new Set(['MountTargetNotFound', 'IncorrectMountTargetS
 async function listMountTargets(
   efs: EFSClient,
   fileSystemId: string,
+  abortSignal: AbortSignal | undefined,
 ): Promise<MountTargetDescription[] | 'gone'> {
   try {
-    const out = await efs.send(new DescribeMountTargetsCommand({ FileSystemId: fileSystemId }));
+    const out = await efs.send(new DescribeMountTargetsCommand({ FileSystemId: fileSystemId }), {
+      abortSignal,
+    });
     return (out.MountTargets ?? []).filter((mt) => mt.LifeCycleState !== 'deleted');
   } catch (err) {
     if (errorName(err) === 'FileSystemNotFound') return 'gone';
@@ -75,13 +78,15 @@ export async function teardownFileSystem(
   const progress = options.onProgress ?? (() => undefined);
   let mountTargetsDeleted = 0;
 
-  let targets = await listMountTargets(efs, fileSystemId);
+  let targets = await listMountTargets(efs, fileSystemId, options.signal);
   if (targets === 'gone') return { status: 'already-gone', mountTargetsDeleted };
 
   for (const mt of targets) {
     if (mt.LifeCycleState === 'deleting') continue;
     try {
-      await efs.send(new DeleteMountTargetCommand({ MountTargetId: mt.MountTargetId }));
+      await efs.send(new DeleteMountTargetCommand({ MountTargetId: mt.MountTargetId }), {
+        abortSignal: options.signal,
+      });
       mountTargetsDeleted++;
     } catch (err) {
       if (!GONE_MOUNT_TARGET.has(errorName(err))) throw err;
@@ -90,7 +95,7 @@ export async function teardownFileSystem(
 
   const deadline = clock.now() + maxWaitMs;
   for (let attempt = 0; ; attempt++) {
-    targets = await listMountTargets(efs, fileSystemId);
+    targets = await listMountTargets(efs, fileSystemId, options.signal);
     if (targets === 'gone') return { status: 'already-gone', mountTargetsDeleted };
     if (targets.length === 0) break;
     if (clock.now() >= deadline || options.signal?.aborted) {
@@ -110,7 +115,9 @@ export async function teardownFileSystem(
   }
 
   try {
-    await efs.send(new DeleteFileSystemCommand({ FileSystemId: fileSystemId }));
+    await efs.send(new DeleteFileSystemCommand({ FileSystemId: fileSystemId }), {
+      abortSignal: options.signal,
+    });
     return { status: 'deleted', mountTargetsDeleted };
   } catch (err) {
     switch (errorName(err)) {

@@ -26,7 +26,7 @@ import {
   type TerminationNotice,
 } from '../termination-watch';
 import { signalNumber, startJob, type JobExit, type RunningJob } from './job';
-import { isMounted, mountFileSystem, unmount } from './mount';
+import { isMounted, mountFileSystem, topMountAt, unmount, type MountIdentity } from './mount';
 import { creationToken } from './naming';
 import {
   CreateOutcomeUnknown,
@@ -34,6 +34,7 @@ import {
   ensureMountTarget,
   findFileSystemByToken,
   ScratchInterrupted,
+  ScratchInUseError,
   waitForFileSystem,
   waitForMountTarget,
   type WaitOptions,
@@ -91,6 +92,8 @@ export interface ScratchRunRequest {
   readonly waits?: Omit<WaitOptions, 'clock' | 'signal' | 'onProgress'>;
   /** Longest teardown (mount-target deletion wait included). @default 180000 */
   readonly teardownTimeoutMs?: number;
+  /** Teardown gives up once AWS has not answered at all for this long. @default 30000 */
+  readonly unreachableTimeoutMs?: number;
 }
 
 export type TeardownResult =
@@ -100,7 +103,13 @@ export type TeardownResult =
       readonly mountTargetsDeleted: number;
     }
   | { readonly status: 'nothing-created' }
-  | { readonly status: 'incomplete'; readonly fileSystemId?: string; readonly reason: string };
+  | {
+      readonly status: 'incomplete';
+      /** `unreachable`: no answer from AWS at all (refused, timed out); `not-deleted`: AWS answered with an error or the waits ran out. */
+      readonly cause: 'unreachable' | 'not-deleted';
+      readonly fileSystemId?: string;
+      readonly reason: string;
+    };
 
 export interface ScratchRunResult {
   /** The status mountfleet should exit with. */
@@ -115,11 +124,23 @@ export interface ScratchRunResult {
   readonly teardown: TeardownResult;
 }
 
+/** Teardown stops retrying once AWS has not answered at all for this long (the reaper finishes the job). */
+export const DEFAULT_UNREACHABLE_TIMEOUT_MS = 30_000;
+
+/** True when the error is an answer from the service (an HTTP status), not a transport failure or timeout. */
+function answeredByService(err: unknown): boolean {
+  return (
+    (err as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode !== undefined
+  );
+}
+
 /** How long to wait for a SIGKILLed job to go before tearing down anyway. */
 const KILL_WAIT_MS = 5000;
 
 /** Exit status when setup or teardown failed and CMD's status says nothing about it. */
 export const EXIT_SCRATCH_FAILED = 1;
+/** Exit status when another run holds the job id or the path, or another instance owns the job's file system (EX_TEMPFAIL). */
+export const EXIT_IN_USE = 75;
 
 export async function runScratchJob(request: ScratchRunRequest): Promise<ScratchRunResult> {
   const clock = request.clock ?? systemClock;
@@ -155,10 +176,11 @@ export async function runScratchJob(request: ScratchRunRequest): Promise<Scratch
     onProgress: (m) => log(m),
   };
   // What this run made or adopted, and therefore what teardown may undo.
-  const made: RunResources = { createOutcomeUnknown: false, mounted: false };
+  const made: RunResources = { createOutcomeUnknown: false };
   let reused = false;
   let job: JobExit | undefined;
   let setupError: string | undefined;
+  let inUse = false;
 
   try {
     phase(
@@ -208,15 +230,19 @@ export async function runScratchJob(request: ScratchRunRequest): Promise<Scratch
       );
     }
     made.firstCreatedDirectory = mkdirSync(request.path, { recursive: true });
-    // Set before the helper runs: the path was no mount point a moment ago, so whatever is mounted there
-    // after a helper that failed half-way (or timed out) is ours to undo.
-    made.mounted = true;
-    await mountFileSystem({
-      fileSystemId,
-      path: request.path,
-      mountTargetIp: mountTarget.IpAddress,
-      helper: request.mountHelper,
-    });
+    try {
+      await mountFileSystem({
+        fileSystemId,
+        path: request.path,
+        mountTargetIp: mountTarget.IpAddress,
+        helper: request.mountHelper,
+        signal: stop.signal,
+      });
+    } finally {
+      // The path was no mount point a moment ago and the caller holds its lock, so the mount on top now,
+      // even after a helper that failed half-way or was killed, is ours: teardown unmounts that one only.
+      made.mount = topMountAt(request.path);
+    }
 
     if (stop.signal.aborted) throw new ScratchInterrupted();
     phase('running', [request.command, ...request.args].join(' '));
@@ -230,9 +256,12 @@ export async function runScratchJob(request: ScratchRunRequest): Promise<Scratch
     job = await superviseJob(running, stop.signal, request.teardownGraceSeconds, clock, log);
     if (job.startError) log(job.startError);
     log(`job exited with status ${job.status}${job.signal ? ` (${job.signal})` : ''}`);
+    await stopProcessGroup(running, stop.signal, request.teardownGraceSeconds, clock, log);
   } catch (err) {
     if (err instanceof CreateOutcomeUnknown) made.createOutcomeUnknown = true;
-    if (!(err instanceof ScratchInterrupted)) {
+    if (err instanceof ScratchInUseError) inUse = true;
+    // A call or helper cut off by the stop request is the interruption itself, not a setup failure.
+    if (!(err instanceof ScratchInterrupted) && !stop.signal.aborted) {
       setupError = (err as Error).message;
       log(`setup failed: ${setupError}`);
     }
@@ -250,7 +279,7 @@ export async function runScratchJob(request: ScratchRunRequest): Promise<Scratch
   reportTeardown(teardown, request, log);
 
   return {
-    exitStatus: exitStatusOf(job, stoppedBy, setupError, teardown),
+    exitStatus: inUse ? EXIT_IN_USE : exitStatusOf(job, stoppedBy, setupError, teardown),
     job,
     stoppedBy,
     setupError,
@@ -321,6 +350,45 @@ async function superviseJob(
   return { status: 128 + signalNumber('SIGKILL'), signal: 'SIGKILL' };
 }
 
+/**
+ * The job's leader has exited; what it started in the background (same process group) must not outlive the
+ * run and write into the path once it is unmounted (onto the root disk): SIGTERM to the group, its grace
+ * period, then SIGKILL. Processes that left the group (setsid) are out of reach here.
+ */
+async function stopProcessGroup(
+  running: RunningJob,
+  stop: AbortSignal,
+  graceSeconds: number,
+  clock: Clock,
+  log: (line: string) => void,
+): Promise<void> {
+  const gone = async (waitMs: number) => {
+    const until = clock.now() + waitMs;
+    while (running.remaining().length > 0) {
+      if (clock.now() >= until) return false;
+      await clock.sleep(100);
+    }
+    return true;
+  };
+  if (running.remaining().length === 0) return;
+  const grace =
+    stop.aborted && instanceGoingAway(stop.reason as StopReason)
+      ? Math.min(graceSeconds, SPOT_GRACE_SECONDS)
+      : graceSeconds;
+  log(
+    `the job left ${running.remaining().length} process(es) behind: SIGTERM to its process group, ${grace} s to exit`,
+  );
+  running.kill('SIGTERM');
+  if (await gone(grace * 1000)) return;
+  log(`processes of the job are still alive after ${grace} s: killing its process group`);
+  running.kill('SIGKILL');
+  if (!(await gone(KILL_WAIT_MS))) {
+    log(
+      `processes ${running.remaining().join(', ')} of the job survive SIGKILL (blocked on I/O?): tearing down regardless`,
+    );
+  }
+}
+
 /** On a Spot notice, teardown must finish before the instance goes: bound it by the announced time. */
 function teardownBudgetMs(defaultMs: number, notice: TerminationNotice | undefined, clock: Clock): number {
   const at = notice?.time?.getTime();
@@ -333,8 +401,8 @@ interface RunResources {
   fileSystemId?: string;
   /** CreateFileSystem got no clear answer: a file system with the job's token may be this run's. */
   createOutcomeUnknown: boolean;
-  /** This run mounted (or tried to mount) at the path. */
-  mounted: boolean;
+  /** The mount this run made at the path (mount id and source in /proc/self/mountinfo). */
+  mount?: MountIdentity;
   /** The outermost directory this run created for the path (mkdirSync's answer), if any. */
   firstCreatedDirectory?: string;
 }
@@ -357,9 +425,11 @@ async function tearDown(
 ): Promise<TeardownResult> {
   let fileSystemId = made.fileSystemId;
   try {
-    if (made.mounted) {
-      const unmounted = await unmount(request.path);
-      if (unmounted !== 'not-mounted')
+    if (made.mount !== undefined) {
+      const unmounted = await unmount(request.path, made.mount);
+      if (unmounted === 'not-ours')
+        log(`${request.path}: the mount on top is no longer the one this run made: left alone`);
+      else if (unmounted !== 'not-mounted')
         log(`unmounted ${request.path}${unmounted === 'lazy' ? ' (lazily: still busy)' : ''}`);
     }
   } catch (err) {
@@ -377,17 +447,28 @@ async function tearDown(
   if (fileSystemId === undefined && !made.createOutcomeUnknown) return { status: 'nothing-created' };
 
   const deadline = clock.now() + timeoutMs;
+  const unreachableTimeoutMs = request.unreachableTimeoutMs ?? DEFAULT_UNREACHABLE_TIMEOUT_MS;
   let lastError = '';
-  for (let attempt = 0; clock.now() < deadline; attempt++) {
+  let unreachableSince: number | undefined;
+  const giveUpAt = () => Math.min(deadline, (unreachableSince ?? Infinity) + unreachableTimeoutMs);
+  for (let attempt = 0; clock.now() < giveUpAt(); attempt++) {
+    // Every call is cut off at the bound: a black-holed endpoint must not hold teardown for minutes.
+    const bound = AbortSignal.timeout(Math.max(1, giveUpAt() - clock.now()));
     try {
       if (fileSystemId === undefined) {
-        const found = await findFileSystemByToken(request.efs, creationToken(request.fleetId, request.jobId));
+        const found = await findFileSystemByToken(
+          request.efs,
+          creationToken(request.fleetId, request.jobId),
+          bound,
+        );
         if (found === undefined) return { status: 'nothing-created' };
-        // Our create would have tagged it with this instance; anything else holding the token is not ours.
+        // Our create would have tagged it with this fleet and instance; anything else holding the token is not ours.
         const owner = tagValue(found, TAG_OWNER_INSTANCE);
-        if (owner !== request.placement.instanceId) {
+        const fleet = tagValue(found, TAG_FLEET);
+        if (owner !== request.placement.instanceId || fleet !== request.fleetId) {
           log(
-            `${found.FileSystemId} holds the job's CreationToken but belongs to ${owner ?? 'no instance'}: left alone`,
+            `${found.FileSystemId} holds the job's CreationToken but belongs to ${owner ?? 'no instance'} ` +
+              `in fleet ${fleet ?? '(none)'}: left alone`,
           );
           return { status: 'nothing-created' };
         }
@@ -395,21 +476,38 @@ async function tearDown(
       }
       const outcome = await teardownFileSystem(request.efs, fileSystemId, {
         clock,
-        maxWaitMs: Math.max(0, deadline - clock.now()),
+        maxWaitMs: Math.max(0, giveUpAt() - clock.now()),
         onProgress: log,
+        signal: bound,
       });
       if (outcome.status !== 'pending') {
         return { status: outcome.status, fileSystemId, mountTargetsDeleted: outcome.mountTargetsDeleted };
       }
+      unreachableSince = undefined;
       lastError = outcome.reason;
       if (outcome.cause !== 'in-use') break;
     } catch (err) {
+      // Cut off at the overall bound while AWS was answering: out of time, not unreachable.
+      if (
+        answeredByService(err) ||
+        (bound.aborted && unreachableSince === undefined && clock.now() >= deadline)
+      )
+        unreachableSince = undefined;
+      else unreachableSince ??= clock.now();
       lastError = errorText(err);
       log(`teardown attempt ${attempt + 1} failed (${lastError}); retrying`);
     }
-    await clock.sleep(Math.min(backoffDelay(attempt, 1000, 10_000), Math.max(0, deadline - clock.now())));
+    await clock.sleep(Math.min(backoffDelay(attempt, 1000, 10_000), Math.max(0, giveUpAt() - clock.now())));
   }
-  return { status: 'incomplete', fileSystemId, reason: lastError || 'out of time' };
+  return {
+    status: 'incomplete',
+    cause: unreachableSince === undefined ? 'not-deleted' : 'unreachable',
+    fileSystemId,
+    reason:
+      unreachableSince === undefined
+        ? lastError || `out of time (${Math.round(timeoutMs / 1000)} s)`
+        : `no answer from AWS for ${Math.round((clock.now() - unreachableSince) / 1000)} s: ${lastError}`,
+  };
 }
 
 function reportTeardown(
@@ -429,11 +527,19 @@ function reportTeardown(
     case 'nothing-created':
       log(`no file system was created for job ${request.jobId}`);
       return;
-    case 'incomplete':
+    case 'incomplete': {
+      const what = teardown.fileSystemId ?? `the file system of job ${request.jobId}`;
+      const headline =
+        teardown.cause === 'unreachable'
+          ? `TEARDOWN INCOMPLETE (cannot reach AWS): ${what} was not deleted (${teardown.reason}).`
+          : `TEARDOWN INCOMPLETE (could not delete): ${what} still exists (${teardown.reason}).`;
       log(
-        `TEARDOWN INCOMPLETE: ${teardown.fileSystemId ?? `the file system of job ${request.jobId}`} still exists (${teardown.reason}). ` +
-          `It stays tagged ${TAG_FLEET}=${request.fleetId}, ${TAG_JOB}=${request.jobId}: the orphan reaper will delete it, ` +
-          `or run \`mountfleet scratch delete ${teardown.fileSystemId ?? '<id>'}\` (re-running this job id also reuses it).`,
+        `${headline} It keeps its tags ${TAG_FLEET}=${request.fleetId}, ${TAG_OWNER_INSTANCE}=${request.placement.instanceId}, ` +
+          `${TAG_JOB}=${request.jobId}: the orphan reaper deletes it once this instance is gone or it is idle; to finish now, ` +
+          `run \`mountfleet scratch delete ${teardown.fileSystemId ?? '<id>'}\` or \`mountfleet reap --fleet ${request.fleetId}\`` +
+          `${teardown.cause === 'unreachable' ? ' once AWS is reachable' : ''} (re-running this job id also reuses it).`,
       );
+      return;
+    }
   }
 }

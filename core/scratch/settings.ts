@@ -57,6 +57,17 @@ export function resolveFleetId(flag: string | undefined, config: AgentConfig | u
   return fleetId;
 }
 
+/** The mount path from the flag or agent.json (else /mnt/scratch), validated, without a trailing slash. */
+export function resolveScratchPath(flag: string | undefined, config: AgentConfig | undefined): string {
+  const path = flag ?? config?.scratch?.path ?? DEFAULT_SCRATCH_PATH;
+  if (!path.startsWith('/') || path.split('/').includes('..') || path.replace(/\/+$/, '') === '') {
+    throw new ScratchSettingsError(
+      `--path ${path}: must be an absolute directory path other than / (no "..")`,
+    );
+  }
+  return path.replace(/\/+$/, '');
+}
+
 /** Everything `scratch run` needs, for an instance in `availabilityZoneId`. */
 export function resolveScratchSettings(
   flags: ScratchFlags,
@@ -89,12 +100,7 @@ export function resolveScratchSettings(
       `--security-group ${securityGroupId}: must be a security group id such as sg-0123abcd`,
     );
   }
-  const path = flags.path ?? scratch?.path ?? DEFAULT_SCRATCH_PATH;
-  if (!path.startsWith('/') || path.split('/').includes('..') || path.replace(/\/+$/, '') === '') {
-    throw new ScratchSettingsError(
-      `--path ${path}: must be an absolute directory path other than / (no "..")`,
-    );
-  }
+  const path = resolveScratchPath(flags.path, config);
   const teardownGraceSeconds =
     flags.teardownGraceSeconds ?? scratch?.teardownGraceSeconds ?? DEFAULT_TEARDOWN_GRACE_SECONDS;
   if (!Number.isInteger(teardownGraceSeconds) || teardownGraceSeconds < 0 || teardownGraceSeconds > 600) {
@@ -106,7 +112,7 @@ export function resolveScratchSettings(
     fleetId,
     subnetId,
     securityGroupId,
-    path: path.length > 1 ? path.replace(/\/+$/, '') : path,
+    path,
     teardownGraceSeconds,
     ...(scratch?.kmsKeyId ? { kmsKeyId: scratch.kmsKeyId } : {}),
   };

@@ -3,7 +3,14 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isMounted, mountCommand, mountFileSystem, MountError, unmount } from '../../../core/scratch/mount';
+import {
+  isMounted,
+  mountCommand,
+  mountFileSystem,
+  MountError,
+  topMountAt,
+  unmount,
+} from '../../../core/scratch/mount';
 import { MOUNT_HELPER_STANDIN } from '../../agent/scratch/harness';
 
 describe('scratch mounts', () => {
@@ -45,8 +52,9 @@ describe('scratch mounts', () => {
       helper: MOUNT_HELPER_STANDIN,
     });
     expect(isMounted(path)).toBe(true);
-    expect(await unmount(path)).toBe('unmounted');
-    expect(await unmount(path)).toBe('not-mounted');
+    const first = topMountAt(path)!;
+    expect(await unmount(path, first)).toBe('unmounted');
+    expect(await unmount(path, first)).toBe('not-mounted');
 
     await mountFileSystem({
       fileSystemId: 'fs-12345678',
@@ -56,7 +64,7 @@ describe('scratch mounts', () => {
     });
     const holder = spawn('sleep', ['30'], { cwd: path }); // keeps the mount busy
     try {
-      expect(await unmount(path)).toBe('lazy');
+      expect(await unmount(path, topMountAt(path)!)).toBe('lazy');
       expect(isMounted(path)).toBe(false);
     } finally {
       holder.kill('SIGKILL');
