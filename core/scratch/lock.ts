@@ -18,7 +18,7 @@ const FLOCK_BUSY = 1;
 export interface LockOptions {
   /** What the holder writes into the file, for the message a refused run prints. */
   readonly holder: string;
-  /** Wait this long for the lock; 0 refuses at once; undefined waits without limit. @default 0 */
+  /** Wait at most this long for the lock (0: refuse at once); without it, wait as long as it takes. */
   readonly waitSeconds?: number;
   /** Aborting gives up the wait. */
   readonly signal?: AbortSignal;

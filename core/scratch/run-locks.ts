@@ -8,11 +8,7 @@ import { createHash } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { acquireLock, scratchLockDirectory } from './lock';
-
-/** Another run holds the job id or the path: nothing was created. */
-export class ScratchInUseError extends Error {
-  override readonly name = 'ScratchInUseError';
-}
+import { ScratchInUseError } from './provision';
 
 export interface RunLockRequest {
   /** MOUNTFLEET_RUN_DIR (/run/mountfleet by default): the locks are files under `scratch-locks/`. */

@@ -84,8 +84,11 @@ export interface ScratchRun {
   helperCalls(): string[][];
 }
 
-/** What a test gives for a run; the network, the instance and the emulator come from useScratchRuns(). */
-export type JobSpec = Omit<RunSpec, 'net' | 'instance' | 'emulator'>;
+/**
+ * What a test gives for a run; the network, the instance and the emulator come from useScratchRuns()
+ * (`instance` runs it on another instance, e.g. one from launchInstance).
+ */
+export type JobSpec = Omit<RunSpec, 'net' | 'instance' | 'emulator'> & { readonly instance?: TestInstance };
 
 /** A job that records its pid in $TEST_DIR/job.pid (so killJob can find it), then runs `body`. */
 export const job = (body: string): string[] => ['sh', '-c', `echo $$ > "$TEST_DIR/job.pid"; ${body}`];

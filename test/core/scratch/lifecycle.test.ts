@@ -181,9 +181,9 @@ describe('runScratchJob (emulator)', () => {
     };
 
     it('a black hole', async () => {
-      const { result, seconds } = await runBrokenAtTeardown(proxy.endpoint, () =>
-        proxy.addRule({ service: 'efs', fault: { kind: 'blackhole' } }),
-      );
+      const { result, seconds } = await runBrokenAtTeardown(proxy.endpoint, () => {
+        proxy.addRule({ service: 'efs', fault: { kind: 'blackhole' } });
+      });
       await expectReported(result, seconds);
     });
 
