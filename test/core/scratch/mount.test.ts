@@ -71,6 +71,53 @@ describe('scratch mounts', () => {
     }
   });
 
+  it('unmounts only the mount it made: not one stacked on top of it, not one that replaced it', async () => {
+    const path = join(dir, 'm');
+    mkdirSync(path);
+    const mount = (source: string) => spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', source, path]);
+    await mountFileSystem({
+      fileSystemId: 'fs-12345678',
+      path,
+      mountTargetIp: '10.0.0.4',
+      helper: MOUNT_HELPER_STANDIN,
+    });
+    const ours = topMountAt(path)!;
+    expect(ours.source).toBe('efs-standin:fs-12345678');
+
+    mount('someone-else'); // another mount on top of ours at the same path
+    expect(await unmount(path, ours)).toBe('not-ours');
+    expect(topMountAt(path)!.source).toBe('someone-else');
+
+    spawnSync('umount', [path]); // theirs goes; ours is on top again
+    expect(await unmount(path, ours)).toBe('unmounted');
+    mount('someone-else'); // a different mount now where ours was
+    expect(await unmount(path, ours)).toBe('not-ours');
+    expect(isMounted(path)).toBe(true);
+    spawnSync('umount', [path]);
+  });
+
+  it('kills a hanging helper (and what it started) at once when the run is stopped', async () => {
+    const path = join(dir, 'm');
+    mkdirSync(path);
+    // A helper that never returns, whose child (sleep) holds its output open.
+    const hangingHelper = join(dir, 'hanging-mount-helper');
+    writeFileSync(hangingHelper, '#!/bin/sh\nsleep 300\n', { mode: 0o755 });
+    const stop = new AbortController();
+    setTimeout(() => stop.abort(), 300);
+    const started = Date.now();
+    await expect(
+      mountFileSystem({
+        fileSystemId: 'fs-12345678',
+        path,
+        mountTargetIp: '10.0.0.4',
+        helper: hangingHelper,
+        signal: stop.signal,
+      }),
+    ).rejects.toThrow(/stopped \(the run was asked to stop\): killed/);
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(isMounted(path)).toBe(false);
+  });
+
   it('reports what the helper said when it refuses', async () => {
     await expect(
       mountFileSystem({
