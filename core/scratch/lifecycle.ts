@@ -134,6 +134,14 @@ function answeredByService(err: unknown): boolean {
   );
 }
 
+/** For an AWS error, how hard the SDK tried: ` (after 10 attempts, 12.3 s of retry delays)`; '' otherwise. */
+function retriesOf(err: unknown): string {
+  const cause = (err as { cause?: unknown }).cause ?? err;
+  const meta = (cause as { $metadata?: { attempts?: number; totalRetryDelay?: number } }).$metadata;
+  if (meta?.attempts === undefined) return '';
+  return ` (after ${meta.attempts} attempt(s), ${((meta.totalRetryDelay ?? 0) / 1000).toFixed(1)} s of retry delays)`;
+}
+
 /** How long to wait for a SIGKILLed job to go before tearing down anyway. */
 const KILL_WAIT_MS = 5000;
 
@@ -262,7 +270,7 @@ export async function runScratchJob(request: ScratchRunRequest): Promise<Scratch
     if (err instanceof ScratchInUseError) inUse = true;
     // A call or helper cut off by the stop request is the interruption itself, not a setup failure.
     if (!(err instanceof ScratchInterrupted) && !stop.signal.aborted) {
-      setupError = (err as Error).message;
+      setupError = `${(err as Error).message}${retriesOf(err)}`;
       log(`setup failed: ${setupError}`);
     }
   } finally {
