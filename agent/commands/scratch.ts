@@ -111,19 +111,19 @@ async function run(command: string[], opts: RunOptions): Promise<number> {
   try {
     // Local first, in this order: the locks (so a second run is told what holds the job or path, not that
     // the path is mounted), then what this machine needs; IMDS and AWS only after both.
-    if (waitLockSeconds !== 0) say(`waiting for job ${jobId} and ${path} to be free`);
+    const lockRequest = { runDir: agentPaths().runDir, fleetId, jobId, path, signal: stop.signal };
     try {
-      release = await holdJobAndPath({
-        runDir: agentPaths().runDir,
-        fleetId,
-        jobId,
-        path,
-        waitSeconds: waitLockSeconds,
-        signal: stop.signal,
+      release = await holdJobAndPath({ ...lockRequest, waitSeconds: 0 }).catch(async (err: unknown) => {
+        if (!(err instanceof ScratchInUseError) || waitLockSeconds === 0) throw err;
+        say(
+          `${err.message}: waiting${waitLockSeconds === undefined ? '' : ` (at most ${waitLockSeconds} s)`}`,
+        );
+        return holdJobAndPath({ ...lockRequest, waitSeconds: waitLockSeconds });
       });
     } catch (err) {
       if (!(err instanceof ScratchInUseError)) throw err;
-      say(stop.signal.aborted ? `stopped while waiting: ${err.message}` : `refusing: ${err.message}`);
+      const hint = waitLockSeconds === 0 ? '; --wait-lock[=SECONDS] waits for it instead' : '';
+      say(stop.signal.aborted ? `stopped while waiting: ${err.message}` : `refusing: ${err.message}${hint}`);
       return EXIT_IN_USE;
     }
     const problem = localPreflightProblem({ path, mountHelper });

@@ -70,7 +70,6 @@ export async function holdJobAndPath(request: RunLockRequest): Promise<() => voi
     waitSeconds: request.waitSeconds,
     signal: request.signal,
   };
-  const waitHint = request.waitSeconds === 0 ? ' (or pass --wait-lock[=SECONDS] to wait for it)' : '';
 
   const job = await acquireLock(
     join(dir, `job-${digest(`${request.fleetId}\n${request.jobId}`)}.lock`),
@@ -79,7 +78,7 @@ export async function holdJobAndPath(request: RunLockRequest): Promise<() => voi
   if (job.status === 'busy') {
     throw new ScratchInUseError(
       `job ${request.jobId} of fleet ${request.fleetId} is already running on this instance: ` +
-        `held by ${describeHolder(job.holder)}; wait for it to end${waitHint}, or use another --job`,
+        `held by ${describeHolder(job.holder)}; wait for it to end, or use another --job`,
     );
   }
   const pathLock = await acquireLock(join(dir, `path-${digest(path)}.lock`), options).catch(
@@ -92,7 +91,7 @@ export async function holdJobAndPath(request: RunLockRequest): Promise<() => voi
     job.release();
     throw new ScratchInUseError(
       `--path ${path} is in use on this instance by ${describeHolder(pathLock.holder)}: ` +
-        `pass another --path${waitHint}`,
+        'pass another --path',
     );
   }
   return () => {

@@ -40,7 +40,7 @@ describe('mountfleet scratch run side by side', () => {
     expect(second.stderr()).toMatch(
       new RegExp(
         `refusing: job twice of fleet scratch-it is already running on this instance: held by job twice at ${first.path} ` +
-          `\\(pid ${first.child.pid}, since \\S+\\); wait for it to end \\(or pass --wait-lock\\[=SECONDS\\] to wait for it\\)`,
+          `\\(pid ${first.child.pid}, since \\S+\\); wait for it to end, or use another --job; --wait-lock\\[=SECONDS\\] waits for it instead`,
       ),
     );
     expect(second.stderr()).not.toContain('second-ran');
@@ -52,7 +52,9 @@ describe('mountfleet scratch run side by side', () => {
       command: job('echo third-ran'),
       extraArgs: ['--wait-lock=60'],
     });
-    await third.waitFor(/waiting for job twice/);
+    await third.waitFor(
+      /job twice of fleet scratch-it is already running on this instance: .*: waiting \(at most 60 s\)/,
+    );
     await sleep(500);
     expect(third.proxy.stats().total.requests).toBe(0);
     go(first);

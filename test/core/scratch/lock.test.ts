@@ -83,7 +83,7 @@ describe('scratch locks (flock under the run dir)', () => {
       await expect(holdJobAndPath({ ...base, jobId: 'j1', path: join(dir, 'other') })).rejects.toThrow(
         new RegExp(
           `^job j1 of fleet f1 is already running on this instance: held by job j1 at ${dir}/scratch \\(pid ${process.pid}, since .*\\); ` +
-            `wait for it to end \\(or pass --wait-lock\\[=SECONDS\\] to wait for it\\), or use another --job$`,
+            'wait for it to end, or use another --job$',
         ),
       );
       // Another spelling of the same directory is the same path.
