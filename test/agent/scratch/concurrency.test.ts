@@ -162,6 +162,44 @@ describe('mountfleet scratch run side by side', () => {
     expect(await leftovers(scratch.net)).toEqual(NOTHING_LEFT);
   });
 
+  it('checks the mount helper and the path before IMDS and AWS', async () => {
+    const imdsBefore = scratch.instance.imds.requests().length;
+    const noHelper = await scratch.start({
+      job: 'no-helper',
+      command: job('echo job-ran'),
+      env: { MOUNTFLEET_EFS_MOUNT_HELPER: '/nonexistent/mount.efs' },
+    });
+    expect((await noHelper.exited).code).toBe(2);
+    expect(noHelper.stderr()).toContain(
+      'MOUNTFLEET_EFS_MOUNT_HELPER=/nonexistent/mount.efs is not an executable file',
+    );
+    const mounted = await scratch.start({
+      job: 'path-mounted',
+      command: job('echo job-ran'),
+      extraArgs: ['--path', '/proc'],
+    });
+    expect((await mounted.exited).code).toBe(2);
+    expect(mounted.stderr()).toContain('--path /proc is already a mount point');
+    for (const run of [noHelper, mounted]) {
+      expect(run.stderr()).not.toContain('job-ran');
+      expect(run.proxy.stats().total.requests).toBe(0);
+    }
+    expect(scratch.instance.imds.requests().length).toBe(imdsBefore);
+  });
+
+  it('stops at once on SIGTERM while IMDS does not answer', async () => {
+    scratch.instance.imds.setDelay(120_000);
+    const run = await scratch.start({ job: 'imds-stop', command: job('echo job-ran') });
+    await sleep(1500);
+    const signalled = Date.now();
+    run.child.kill('SIGTERM');
+    const { code } = await run.exited;
+    expect(Date.now() - signalled).toBeLessThan(3000);
+    expect(code).toBe(1);
+    expect(run.stderr()).toMatch(/cannot read latest\/\S+ from IMDS at .*, stopped: /);
+    expect(run.proxy.stats().total.requests).toBe(0);
+  });
+
   it('names IMDS, its budget and the attempts when IMDS never answers, having created nothing', async () => {
     scratch.instance.imds.setDelay(120_000);
     const started = Date.now();
