@@ -26,6 +26,8 @@ export interface TeardownOptions {
   readonly clock?: Clock;
   /** Aborting stops the wait early (the outcome is then `pending`) and cuts off a call in flight (it throws). */
   readonly signal?: AbortSignal;
+  /** Each call is abandoned (it throws) after this long, SDK retries included; only the client's timeouts bound it when unset. */
+  readonly callTimeoutMs?: number;
   /** Progress lines for humans (stderr), e.g. "waiting for 1 mount target to delete". */
   readonly onProgress?: (message: string) => void;
 }
@@ -78,14 +80,22 @@ export async function teardownFileSystem(
   const progress = options.onProgress ?? (() => undefined);
   let mountTargetsDeleted = 0;
 
-  let targets = await listMountTargets(efs, fileSystemId, options.signal);
+  // A fresh bound for every call; the caller's signal still cuts any of them off.
+  const callSignal = () =>
+    options.callTimeoutMs === undefined
+      ? options.signal
+      : AbortSignal.any([
+          ...(options.signal ? [options.signal] : []),
+          AbortSignal.timeout(options.callTimeoutMs),
+        ]);
+  let targets = await listMountTargets(efs, fileSystemId, callSignal());
   if (targets === 'gone') return { status: 'already-gone', mountTargetsDeleted };
 
   for (const mt of targets) {
     if (mt.LifeCycleState === 'deleting') continue;
     try {
       await efs.send(new DeleteMountTargetCommand({ MountTargetId: mt.MountTargetId }), {
-        abortSignal: options.signal,
+        abortSignal: callSignal(),
       });
       mountTargetsDeleted++;
     } catch (err) {
@@ -95,7 +105,7 @@ export async function teardownFileSystem(
 
   const deadline = clock.now() + maxWaitMs;
   for (let attempt = 0; ; attempt++) {
-    targets = await listMountTargets(efs, fileSystemId, options.signal);
+    targets = await listMountTargets(efs, fileSystemId, callSignal());
     if (targets === 'gone') return { status: 'already-gone', mountTargetsDeleted };
     if (targets.length === 0) break;
     if (clock.now() >= deadline || options.signal?.aborted) {
@@ -116,7 +126,7 @@ export async function teardownFileSystem(
 
   try {
     await efs.send(new DeleteFileSystemCommand({ FileSystemId: fileSystemId }), {
-      abortSignal: options.signal,
+      abortSignal: callSignal(),
     });
     return { status: 'deleted', mountTargetsDeleted };
   } catch (err) {

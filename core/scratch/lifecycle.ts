@@ -16,7 +16,7 @@ import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { EFSClient } from '@aws-sdk/client-efs';
 import { backoffDelay, systemClock, type Clock } from '../clock';
 import { teardownFileSystem } from '../efs-teardown';
-import { errorText } from '../errors';
+import { errorName, errorText } from '../errors';
 import { tagValue } from '../fleet-file-systems';
 import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE } from '../tags';
 import {
@@ -140,6 +140,12 @@ function retriesOf(err: unknown): string {
   const meta = (cause as { $metadata?: { attempts?: number; totalRetryDelay?: number } }).$metadata;
   if (meta?.attempts === undefined) return '';
   return ` (after ${meta.attempts} attempt(s), ${((meta.totalRetryDelay ?? 0) / 1000).toFixed(1)} s of retry delays)`;
+}
+
+/** A call abandoned by an AbortSignal.timeout (the SDK passes the abort on as an AbortError). */
+function isTimeout(err: unknown): boolean {
+  const name = errorName(err);
+  return name === 'AbortError' || name === 'TimeoutError';
 }
 
 /** How long to wait for a SIGKILLed job to go before tearing down anyway. */
@@ -460,14 +466,16 @@ async function tearDown(
   let unreachableSince: number | undefined;
   const giveUpAt = () => Math.min(deadline, (unreachableSince ?? Infinity) + unreachableTimeoutMs);
   for (let attempt = 0; clock.now() < giveUpAt(); attempt++) {
-    // Every call is cut off at the bound: a black-holed endpoint must not hold teardown for minutes.
+    // Cut off at the bound, and every call after unreachableTimeoutMs: the SDK's own retries against a
+    // black hole (socket timeouts times attempts) would take minutes.
     const bound = AbortSignal.timeout(Math.max(1, giveUpAt() - clock.now()));
+    const callBound = () => AbortSignal.any([bound, AbortSignal.timeout(unreachableTimeoutMs)]);
     try {
       if (fileSystemId === undefined) {
         const found = await findFileSystemByToken(
           request.efs,
           creationToken(request.fleetId, request.jobId),
-          bound,
+          callBound(),
         );
         if (found === undefined) return { status: 'nothing-created' };
         // Our create would have tagged it with this fleet and instance; anything else holding the token is not ours.
@@ -487,6 +495,7 @@ async function tearDown(
         maxWaitMs: Math.max(0, giveUpAt() - clock.now()),
         onProgress: log,
         signal: bound,
+        callTimeoutMs: unreachableTimeoutMs,
       });
       if (outcome.status !== 'pending') {
         return { status: outcome.status, fileSystemId, mountTargetsDeleted: outcome.mountTargetsDeleted };
@@ -495,12 +504,11 @@ async function tearDown(
       lastError = outcome.reason;
       if (outcome.cause !== 'in-use') break;
     } catch (err) {
-      // Cut off at the overall bound while AWS was answering: out of time, not unreachable.
-      if (
-        answeredByService(err) ||
-        (bound.aborted && unreachableSince === undefined && clock.now() >= deadline)
-      )
-        unreachableSince = undefined;
+      // Out of time while AWS was answering: keep the last real error.
+      if (bound.aborted && unreachableSince === undefined) break;
+      if (answeredByService(err)) unreachableSince = undefined;
+      // A call abandoned after unreachableTimeoutMs: AWS has been silent for that long already.
+      else if (isTimeout(err)) unreachableSince ??= clock.now() - unreachableTimeoutMs;
       else unreachableSince ??= clock.now();
       lastError = errorText(err);
       log(`teardown attempt ${attempt + 1} failed (${lastError}); retrying`);

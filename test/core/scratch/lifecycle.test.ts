@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RunInstancesCommand, TerminateInstancesCommand } from '@aws-sdk/client-ec2';
 import { DescribeFileSystemsCommand, DescribeMountTargetsCommand, EFSClient } from '@aws-sdk/client-efs';
-import { clientConfig, ec2Client, efsClient } from '../../../core/aws';
+import { clientConfig, ec2Client, efsClient, type ClientOptions } from '../../../core/aws';
 import { runScratchJob, type ScratchRunRequest } from '../../../core/scratch/lifecycle';
 import { isMounted } from '../../../core/scratch/mount';
 import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE } from '../../../core/tags';
@@ -139,14 +139,15 @@ describe('runScratchJob (emulator)', () => {
 
   describe('says "cannot reach AWS" (not "could not delete") when the endpoint goes away during teardown, within its bound', () => {
     /** A run whose EFS endpoint breaks (by `breakIt`) as soon as teardown starts. */
-    const runBrokenAtTeardown = async (efsEndpoint: string, breakIt: () => Promise<void> | void) => {
+    const runBrokenAtTeardown = async (
+      efsEndpoint: string,
+      breakIt: () => Promise<void> | void,
+      client: ClientOptions,
+    ) => {
       const started = Date.now();
       const result = await runScratchJob(
         request({
-          efs: new EFSClient({
-            ...clientConfig({ maxAttempts: 2, requestTimeoutMs: 1000 }),
-            endpoint: efsEndpoint,
-          }),
+          efs: new EFSClient({ ...clientConfig(client), endpoint: efsEndpoint }),
           unreachableTimeoutMs: 3000,
           log: (line) => {
             log.push(line);
@@ -180,16 +181,22 @@ describe('runScratchJob (emulator)', () => {
       );
     };
 
-    it('a black hole', async () => {
-      const { result, seconds } = await runBrokenAtTeardown(proxy.endpoint, () => {
-        proxy.addRule({ service: 'efs', fault: { kind: 'blackhole' } });
-      });
+    it('a black hole (with SDK retries that alone would take minutes)', async () => {
+      const { result, seconds } = await runBrokenAtTeardown(
+        proxy.endpoint,
+        () => {
+          proxy.addRule({ service: 'efs', fault: { kind: 'blackhole' } });
+        },
+        { maxAttempts: 10, requestTimeoutMs: 10_000 },
+      );
       await expectReported(result, seconds);
     });
 
     it('a closed port', async () => {
       const closing = await FaultProxy.start({ target: emu.endpoint });
-      const { result, seconds } = await runBrokenAtTeardown(closing.endpoint, () => closing.stop());
+      const { result, seconds } = await runBrokenAtTeardown(closing.endpoint, () => closing.stop(), {
+        maxAttempts: 2,
+      });
       await expectReported(result, seconds);
     });
   });
