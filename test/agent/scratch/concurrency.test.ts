@@ -227,9 +227,9 @@ describe('mountfleet scratch run: many jobs starting at once', () => {
     // One account-wide rate limit, as AWS throttles per account and Region: all runs share this proxy.
     const shared = await FaultProxy.start({ target: scratch.emulator });
     shared.setRateLimit({ service: 'efs', ratePerSecond: 10, burst: 10 });
-    // IMDS answers nothing in time for the first 4 s (each attempt times out after 1 s), then recovers.
+    // IMDS answers nothing in time for the first 10 s (each attempt times out after 1 s), then recovers.
     scratch.instance.imds.setDelay(1500);
-    setTimeout(() => scratch.instance.imds.setDelay(0), 4000).unref();
+    setTimeout(() => scratch.instance.imds.setDelay(0), 10_000).unref();
     try {
       const runs = await Promise.all(
         Array.from({ length: JOBS }, (_, i) =>
