@@ -14,7 +14,12 @@ import {
 import { EXIT_IN_USE, runScratchJob, MAX_SPOT_POLL_MS, type StopReason } from '../../core/scratch/lifecycle';
 import { generateJobId, jobIdProblem } from '../../core/scratch/naming';
 import { parseWholeNumber, UnitError } from '../../core/plan/units';
-import { burstCreditPreflight, localPreflightProblem, parseBytes } from '../../core/scratch/preflight';
+import {
+  burstCreditPreflight,
+  mountPreflightProblem,
+  parseBytes,
+  rootProblem,
+} from '../../core/scratch/preflight';
 import { ScratchInUseError } from '../../core/scratch/provision';
 import { holdJobAndPath } from '../../core/scratch/run-locks';
 import { terminationNoticeReader } from '../../core/termination-watch';
@@ -109,8 +114,10 @@ async function run(command: string[], opts: RunOptions): Promise<number> {
   let release = () => undefined as void;
   let unregister = () => undefined as void;
   try {
-    // Local first, in this order: the locks (so a second run is told what holds the job or path, not that
-    // the path is mounted), then what this machine needs; IMDS and AWS only after both.
+    // Local first, in this order: root, the locks (so a second run is told what holds the job or path, not
+    // that the path is mounted), then the mount helper and the path; IMDS and AWS only after all of them.
+    const notRoot = rootProblem();
+    if (notRoot !== undefined) throw new ScratchSettingsError(notRoot);
     const lockRequest = { runDir: agentPaths().runDir, fleetId, jobId, path, signal: stop.signal };
     try {
       release = await holdJobAndPath({ ...lockRequest, waitSeconds: 0 }).catch(async (err: unknown) => {
@@ -126,8 +133,8 @@ async function run(command: string[], opts: RunOptions): Promise<number> {
       say(stop.signal.aborted ? `stopped while waiting: ${err.message}` : `refusing: ${err.message}${hint}`);
       return EXIT_IN_USE;
     }
-    const problem = localPreflightProblem({ path, mountHelper });
-    if (problem !== undefined) throw new ScratchSettingsError(problem);
+    const mountProblem = mountPreflightProblem({ path, mountHelper });
+    if (mountProblem !== undefined) throw new ScratchSettingsError(mountProblem);
 
     const imds = metadataService({ timeoutMs: 1000, budgetMs: IMDS_BUDGET_MS, signal: stop.signal });
     let identity;

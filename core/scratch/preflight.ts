@@ -53,12 +53,10 @@ export function burstCreditPreflight(expectedIoBytes: number, strict: boolean): 
 /** Where `mount -t efs` finds efs-utils' helper. */
 const SYSTEM_MOUNT_HELPERS = ['/sbin/mount.efs', '/usr/sbin/mount.efs', '/usr/local/sbin/mount.efs'];
 
-export interface LocalPreflight {
+export interface MountPreflight {
   readonly path: string;
   /** MOUNTFLEET_EFS_MOUNT_HELPER; the system's mount.efs when unset. */
   readonly mountHelper?: string;
-  /** process.getuid(), injectable for tests. */
-  readonly uid?: number;
 }
 
 function executable(file: string): boolean {
@@ -71,15 +69,18 @@ function executable(file: string): boolean {
 }
 
 /**
- * What `scratch run` needs on this machine, checked before any AWS call so a run that cannot mount never
- * creates (and pays for) a file system: root (mounting needs it), the EFS mount helper, and a path that is
- * no mount point yet. Returns the first problem, with the fix.
+ * The local checks `scratch run` makes before any AWS call, so that a run that cannot mount never creates
+ * (and pays for) a file system. Each returns the problem with its fix, or undefined.
+ *
+ * Root first: mounting and the lock files under /run need it.
  */
-export function localPreflightProblem(request: LocalPreflight): string | undefined {
-  const uid = request.uid ?? process.getuid?.();
-  if (uid !== undefined && uid !== 0) {
-    return 'scratch run mounts a file system and must run as root (sudo mountfleet scratch run ...)';
-  }
+export function rootProblem(uid: number | undefined = process.getuid?.()): string | undefined {
+  if (uid === undefined || uid === 0) return undefined;
+  return 'scratch run mounts a file system and must run as root (sudo mountfleet scratch run ...)';
+}
+
+/** Then, holding the path's lock: the EFS mount helper is there, and the path is no mount point yet. */
+export function mountPreflightProblem(request: MountPreflight): string | undefined {
   if (request.mountHelper !== undefined) {
     if (!executable(request.mountHelper)) {
       return `MOUNTFLEET_EFS_MOUNT_HELPER=${request.mountHelper} is not an executable file`;
