@@ -26,6 +26,8 @@ export interface TeardownOptions {
    * @default described here
    */
   readonly mountTargets?: readonly MountTargetDescription[];
+  /** Each call is abandoned (it throws) after this long, SDK retries included; only the client's timeouts bound it when unset. */
+  readonly callTimeoutMs?: number;
   /** Longest time to retry DeleteFileSystem while mount targets finish deleting. @default 120000 */
   readonly maxWaitMs?: number;
   /** First retry interval; doubles (with jitter) up to maxPollMs. @default 1000 */
@@ -33,7 +35,7 @@ export interface TeardownOptions {
   /** @default 10000 */
   readonly maxPollMs?: number;
   readonly clock?: Clock;
-  /** Aborting stops the wait early (the outcome is then `pending`). */
+  /** Aborting stops the wait early (the outcome is then `pending`) and cuts off a call in flight (it throws). */
   readonly signal?: AbortSignal;
   /** Progress lines for humans (stderr), e.g. "waiting for 1 mount target to delete". */
   readonly onProgress?: (message: string) => void;
@@ -67,6 +69,7 @@ export async function markTeardownStarted(
   efs: EFSClient,
   fileSystemId: string,
   now: number,
+  abortSignal?: AbortSignal,
 ): Promise<string | undefined> {
   try {
     await efs.send(
@@ -74,6 +77,7 @@ export async function markTeardownStarted(
         ResourceId: fileSystemId,
         Tags: [{ Key: TAG_TEARDOWN_STARTED_AT, Value: new Date(now).toISOString() }],
       }),
+      { abortSignal },
     );
     return undefined;
   } catch (err) {
@@ -85,9 +89,12 @@ export async function markTeardownStarted(
 export async function listMountTargets(
   efs: EFSClient,
   fileSystemId: string,
+  abortSignal?: AbortSignal,
 ): Promise<MountTargetDescription[] | 'gone'> {
   try {
-    const out = await efs.send(new DescribeMountTargetsCommand({ FileSystemId: fileSystemId }));
+    const out = await efs.send(new DescribeMountTargetsCommand({ FileSystemId: fileSystemId }), {
+      abortSignal,
+    });
     return (out.MountTargets ?? []).filter((mt) => mt.LifeCycleState !== 'deleted');
   } catch (err) {
     if (errorName(err) === 'FileSystemNotFound') return 'gone';
@@ -108,13 +115,23 @@ export async function teardownFileSystem(
   const progress = options.onProgress ?? (() => undefined);
   let mountTargetsDeleted = 0;
 
-  const targets = options.mountTargets ?? (await listMountTargets(efs, fileSystemId));
+  // A fresh bound for every call; the caller's signal still cuts any of them off.
+  const callSignal = () =>
+    options.callTimeoutMs === undefined
+      ? options.signal
+      : AbortSignal.any([
+          ...(options.signal ? [options.signal] : []),
+          AbortSignal.timeout(options.callTimeoutMs),
+        ]);
+  const targets = options.mountTargets ?? (await listMountTargets(efs, fileSystemId, callSignal()));
   if (targets === 'gone') return { status: 'already-gone', mountTargetsDeleted };
 
   for (const mt of targets) {
     if (mt.LifeCycleState === 'deleting') continue;
     try {
-      await efs.send(new DeleteMountTargetCommand({ MountTargetId: mt.MountTargetId }));
+      await efs.send(new DeleteMountTargetCommand({ MountTargetId: mt.MountTargetId }), {
+        abortSignal: callSignal(),
+      });
       mountTargetsDeleted++;
     } catch (err) {
       if (!GONE_MOUNT_TARGET.has(errorName(err))) throw err;
@@ -124,7 +141,9 @@ export async function teardownFileSystem(
   const deadline = clock.now() + maxWaitMs;
   for (let attempt = 0; ; attempt++) {
     try {
-      await efs.send(new DeleteFileSystemCommand({ FileSystemId: fileSystemId }));
+      await efs.send(new DeleteFileSystemCommand({ FileSystemId: fileSystemId }), {
+        abortSignal: callSignal(),
+      });
       return { status: 'deleted', mountTargetsDeleted };
     } catch (err) {
       const name = errorName(err);

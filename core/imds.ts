@@ -16,6 +16,7 @@
  * provider does): these reads are explicit, not a fallback.
  */
 import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { backoffDelay } from './clock';
 
 export interface InstanceIdentity {
   readonly instanceId: string;
@@ -39,6 +40,14 @@ export interface MetadataServiceOptions {
   readonly timeoutMs?: number;
   /** Retries after the first try of a read (404s and other 4xx answers are never retried). @default 2 */
   readonly retries?: number;
+  /**
+   * Keep retrying a read, with jittered backoff, until this much time has passed since its first try
+   * (instead of a fixed number of `retries`): for reads a run cannot start without, when many processes
+   * start at once and IMDS answers some of them late.
+   */
+  readonly budgetMs?: number;
+  /** Aborting ends a read at once (with an error). */
+  readonly signal?: AbortSignal;
 }
 
 /** What every IMDS read goes through. */
@@ -77,6 +86,8 @@ export class InstanceMetadataClient implements InstanceMetadataReader {
   private readonly base: URL;
   private readonly timeoutMs: number;
   private readonly retries: number;
+  private readonly budgetMs?: number;
+  private readonly signal?: AbortSignal;
   // Keep-alive: a watcher polling every few seconds reuses one connection. Node unreferences idle pooled
   // sockets, so they never keep a finished process alive.
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 2 });
@@ -89,12 +100,42 @@ export class InstanceMetadataClient implements InstanceMetadataReader {
     );
     this.timeoutMs = options.timeoutMs ?? 1000;
     this.retries = options.retries ?? 2;
+    this.budgetMs = options.budgetMs;
+    this.signal = options.signal;
+  }
+
+  /** Whether another try fits: a fixed number of retries, or (with a budget) the time left. */
+  private anotherTry(attempt: number, started: number): boolean {
+    if (this.signal?.aborted) return false;
+    if (this.budgetMs === undefined) return attempt <= this.retries;
+    return attempt === 0 || Date.now() - started < this.budgetMs;
+  }
+
+  private async pause(attempt: number, started: number): Promise<void> {
+    const delay =
+      this.budgetMs === undefined
+        ? RETRY_BACKOFF_MS
+        : Math.min(
+            backoffDelay(attempt - 1, RETRY_BACKOFF_MS, 2000),
+            Math.max(0, started + this.budgetMs - Date.now()),
+          );
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, delay);
+      this.signal?.addEventListener('abort', done, { once: true });
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
   }
 
   async get(path: string): Promise<string | undefined> {
     let lastError: Error | undefined;
-    for (let attempt = 0; attempt <= this.retries; attempt++) {
-      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, RETRY_BACKOFF_MS));
+    const started = Date.now();
+    let attempt = 0;
+    for (; this.anotherTry(attempt, started); attempt++) {
+      if (attempt > 0) await this.pause(attempt, started);
+      if (this.signal?.aborted) break;
       let answer: Answer;
       try {
         answer = await this.authorizedGet(path);
@@ -109,8 +150,14 @@ export class InstanceMetadataClient implements InstanceMetadataReader {
       lastError = new MetadataServiceError(`IMDS answered ${answer.status} for ${path}`, answer.status);
       if (!retryable(answer.status)) throw lastError;
     }
+    const seconds = ((Date.now() - started) / 1000).toFixed(1);
+    const bound =
+      this.budgetMs === undefined
+        ? `${this.retries} retries`
+        : `budget ${Math.round(this.budgetMs / 1000)} s, ${this.timeoutMs / 1000} s per attempt`;
     throw new MetadataServiceError(
-      `cannot read ${path} from IMDS at ${this.base.origin}: ${lastError?.message}`,
+      `cannot read ${path} from IMDS at ${this.base.origin}: ${attempt} attempt(s) in ${seconds} s (${bound})` +
+        `${this.signal?.aborted ? ', stopped' : ''}: ${lastError?.message ?? 'interrupted'}`,
       lastError instanceof MetadataServiceError ? lastError.statusCode : undefined,
     );
   }
@@ -153,7 +200,7 @@ export class InstanceMetadataClient implements InstanceMetadataReader {
   private send(method: 'GET' | 'PUT', path: string, headers: Record<string, string>): Promise<Answer> {
     const url = new URL(path, this.base.href.endsWith('/') ? this.base : `${this.base.href}/`);
     return new Promise<Answer>((resolve, reject) => {
-      const req = httpRequest(url, { method, headers, agent: this.agent });
+      const req = httpRequest(url, { method, headers, agent: this.agent, signal: this.signal });
       const timer = setTimeout(
         () => req.destroy(new Error(`no answer within ${this.timeoutMs} ms`)),
         this.timeoutMs,

@@ -7,15 +7,22 @@ import { EXIT_USAGE, parseWholeNumber, UsageError } from '../args';
 import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
 import { printJson, type RegisterCommand } from '../cli';
 import { ec2Client, efsClient } from '../../core/aws';
-import { readInstanceIdentity } from '../../core/imds';
+import { metadataService, readInstanceIdentity } from '../../core/imds';
 import {
   deleteScratchFileSystem,
   listScratchFileSystems,
   NotThisFleetsError,
 } from '../../core/scratch/inventory';
-import { runScratchJob, MAX_SPOT_POLL_MS, type StopReason } from '../../core/scratch/lifecycle';
+import { EXIT_IN_USE, runScratchJob, MAX_SPOT_POLL_MS, type StopReason } from '../../core/scratch/lifecycle';
 import { generateJobId, jobIdProblem } from '../../core/scratch/naming';
-import { burstCreditPreflight, parseBytes } from '../../core/scratch/preflight';
+import {
+  burstCreditPreflight,
+  mountPreflightProblem,
+  parseBytes,
+  rootProblem,
+} from '../../core/scratch/preflight';
+import { ScratchInUseError } from '../../core/scratch/provision';
+import { holdJobAndPath } from '../../core/scratch/run-locks';
 import { terminationNoticeReader } from '../../core/termination-watch';
 import { registerScratchRun } from '../../core/scratch/registry';
 import { agentPaths } from '../../core/mountpoint/paths';
@@ -23,6 +30,7 @@ import { checkMountPath } from '../../core/paths';
 import {
   loadOptionalAgentConfig,
   resolveFleetId,
+  resolveScratchPath,
   resolveScratchSettings,
   ScratchSettingsError,
 } from '../../core/scratch/settings';
@@ -38,6 +46,7 @@ interface RunOptions {
   teardownGrace?: string;
   config?: string;
   spotPollMs?: string;
+  waitLock?: string | true;
 }
 
 interface OperatorOptions extends AwsFlags {
@@ -51,6 +60,11 @@ const say = (line: string) => process.stderr.write(`mountfleet scratch: ${line}\
 /** Polling IMDS for a Spot notice faster than this only floods it: notices come two minutes ahead. */
 const MIN_SPOT_POLL_MS = 100;
 const MAX_TEARDOWN_GRACE_SECONDS = 600;
+
+/** IMDS reads at start: 1 s per attempt, retried with jittered backoff for up to this long in all. */
+const IMDS_BUDGET_MS = 15_000;
+/** SDK attempts per call (adaptive retry): setup must ride out the throttling of many jobs starting at once. */
+const SCRATCH_MAX_ATTEMPTS = 10;
 
 async function run(command: string[], opts: RunOptions): Promise<number> {
   const jobId = opts.job ?? generateJobId();
@@ -80,32 +94,18 @@ async function run(command: string[], opts: RunOptions): Promise<number> {
     say(verdict.status === 'warn' ? `WARNING: ${verdict.message}` : verdict.message);
   }
 
+  // --wait-lock alone waits without limit; --wait-lock=SECONDS at most that long; without it, refuse at once.
+  const waitLockSeconds =
+    opts.waitLock === undefined
+      ? 0
+      : opts.waitLock === true
+        ? undefined
+        : parseWholeNumber('--wait-lock', opts.waitLock, { min: 0, max: 86_400 });
+
   const config = loadOptionalAgentConfig(opts.config);
-  let identity;
-  try {
-    identity = await readInstanceIdentity();
-  } catch (err) {
-    say(
-      `cannot read this instance's identity from IMDS (${(err as Error).message}): scratch run works on EC2 instances only` +
-        (process.env.AWS_EC2_METADATA_SERVICE_ENDPOINT
-          ? ` (endpoint ${process.env.AWS_EC2_METADATA_SERVICE_ENDPOINT})`
-          : ''),
-    );
-    return 1;
-  }
-  const settings = resolveScratchSettings(
-    {
-      fleet: opts.fleet,
-      subnet: opts.subnet,
-      securityGroup: opts.securityGroup,
-      path: opts.path,
-      teardownGraceSeconds,
-    },
-    config,
-    identity.availabilityZoneId,
-  );
-  if (opts.job === undefined)
-    say(`job id ${jobId} (pass --job ${jobId} to re-run it on the same file system)`);
+  const fleetId = resolveFleetId(opts.fleet, config);
+  const path = resolveScratchPath(opts.path, config);
+  const mountHelper = process.env.MOUNTFLEET_EFS_MOUNT_HELPER || undefined;
 
   const stop = new AbortController();
   const onSignal = (signal: 'SIGINT' | 'SIGTERM') => {
@@ -120,25 +120,76 @@ async function run(command: string[], opts: RunOptions): Promise<number> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  // So that `mountfleet up` waits for this teardown before it lets Auto Scaling terminate the instance.
+  let release = () => undefined as void;
   let unregister = () => undefined as void;
   try {
-    unregister = registerScratchRun(agentPaths().runDir, jobId);
-  } catch (err) {
-    say(
-      `cannot record this run for the agent (${(err as Error).message}): an Auto Scaling termination will not wait for it`,
+    // Local first, in this order: root, the locks (so a second run is told what holds the job or path, not
+    // that the path is mounted), then the mount helper and the path; IMDS and AWS only after all of them.
+    const notRoot = rootProblem();
+    if (notRoot !== undefined) throw new ScratchSettingsError(notRoot);
+    const lockRequest = { runDir: agentPaths().runDir, fleetId, jobId, path, signal: stop.signal };
+    try {
+      release = await holdJobAndPath({ ...lockRequest, waitSeconds: 0 }).catch(async (err: unknown) => {
+        if (!(err instanceof ScratchInUseError) || waitLockSeconds === 0) throw err;
+        say(
+          `${err.message}: waiting${waitLockSeconds === undefined ? '' : ` (at most ${waitLockSeconds} s)`}`,
+        );
+        return holdJobAndPath({ ...lockRequest, waitSeconds: waitLockSeconds });
+      });
+    } catch (err) {
+      if (!(err instanceof ScratchInUseError)) throw err;
+      const hint = waitLockSeconds === 0 ? '; --wait-lock[=SECONDS] waits for it instead' : '';
+      say(stop.signal.aborted ? `stopped while waiting: ${err.message}` : `refusing: ${err.message}${hint}`);
+      return EXIT_IN_USE;
+    }
+    const mountProblem = mountPreflightProblem({ path, mountHelper });
+    if (mountProblem !== undefined) throw new ScratchSettingsError(mountProblem);
+
+    const imds = metadataService({ timeoutMs: 1000, budgetMs: IMDS_BUDGET_MS, signal: stop.signal });
+    let identity;
+    try {
+      identity = await readInstanceIdentity(imds);
+    } catch (err) {
+      say(
+        `cannot read this instance's identity from IMDS (${(err as Error).message}): scratch run works on EC2 instances only; ` +
+          `nothing was created`,
+      );
+      return 1;
+    } finally {
+      imds.close();
+    }
+    const settings = resolveScratchSettings(
+      {
+        fleet: fleetId,
+        subnet: opts.subnet,
+        securityGroup: opts.securityGroup,
+        path,
+        teardownGraceSeconds,
+      },
+      config,
+      identity.availabilityZoneId,
     );
-  }
-  try {
+    if (opts.job === undefined)
+      say(`job id ${jobId} (pass --job ${jobId} to re-run it on the same file system)`);
+
+    // So that `mountfleet up` waits for this teardown before it lets Auto Scaling terminate the instance.
+    try {
+      unregister = registerScratchRun(agentPaths().runDir, jobId);
+    } catch (err) {
+      say(
+        `cannot record this run for the agent (${(err as Error).message}): an Auto Scaling termination will not wait for it`,
+      );
+    }
+    const clientOptions = { region: identity.region, maxAttempts: SCRATCH_MAX_ATTEMPTS };
     const result = await runScratchJob({
-      efs: efsClient({ region: identity.region }),
-      ec2: ec2Client({ region: identity.region }),
+      efs: efsClient(clientOptions),
+      ec2: ec2Client(clientOptions),
       placement: identity,
       ...settings,
       jobId,
       command: command[0],
       args: command.slice(1),
-      mountHelper: process.env.MOUNTFLEET_EFS_MOUNT_HELPER || undefined,
+      mountHelper,
       readTerminationNotice: terminationNoticeReader(),
       terminationPollMs: spotPollMs,
       stopSignal: stop.signal,
@@ -147,6 +198,7 @@ async function run(command: string[], opts: RunOptions): Promise<number> {
     return result.exitStatus;
   } finally {
     unregister();
+    release();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
@@ -277,6 +329,10 @@ export const register: RegisterCommand = (program, ctx) => {
     .option(
       '--config <file>',
       'agent config (default: MOUNTFLEET_CONFIG, else /etc/mountfleet/agent.json if present)',
+    )
+    .option(
+      '--wait-lock [seconds]',
+      'when another run on this instance holds the job id or --path: wait for it (at most SECONDS) instead of exiting 75',
     )
     .addOption(new Option('--spot-poll-ms <ms>', 'Spot notice poll interval (at most 5000)').hideHelp())
     .addHelpText(

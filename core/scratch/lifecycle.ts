@@ -16,7 +16,7 @@ import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { EFSClient } from '@aws-sdk/client-efs';
 import { backoffDelay, systemClock, type Clock } from '../clock';
 import { markTeardownStarted, teardownFileSystem } from '../efs-teardown';
-import { errorText } from '../errors';
+import { errorName, errorText } from '../errors';
 import { tagValue } from '../fleet-file-systems';
 import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE } from '../tags';
 import {
@@ -26,7 +26,7 @@ import {
   type TerminationNotice,
 } from '../termination-watch';
 import { signalNumber, startJob, type JobExit, type RunningJob } from './job';
-import { isMounted, mountFileSystem, unmount } from './mount';
+import { isMounted, mountFileSystem, topMountAt, unmount, type MountIdentity } from './mount';
 import { creationToken } from './naming';
 import {
   CreateOutcomeUnknown,
@@ -34,6 +34,7 @@ import {
   ensureMountTarget,
   findFileSystemByToken,
   ScratchInterrupted,
+  ScratchInUseError,
   waitForFileSystem,
   waitForMountTarget,
   type WaitOptions,
@@ -91,6 +92,8 @@ export interface ScratchRunRequest {
   readonly waits?: Omit<WaitOptions, 'clock' | 'signal' | 'onProgress'>;
   /** Longest teardown (mount-target deletion wait included). @default 180000 */
   readonly teardownTimeoutMs?: number;
+  /** Teardown gives up once AWS has not answered at all for this long. @default 30000 */
+  readonly unreachableTimeoutMs?: number;
 }
 
 export type TeardownResult =
@@ -100,7 +103,13 @@ export type TeardownResult =
       readonly mountTargetsDeleted: number;
     }
   | { readonly status: 'nothing-created' }
-  | { readonly status: 'incomplete'; readonly fileSystemId?: string; readonly reason: string };
+  | {
+      readonly status: 'incomplete';
+      /** `unreachable`: no answer from AWS at all (refused, timed out); `not-deleted`: AWS answered with an error or the waits ran out. */
+      readonly cause: 'unreachable' | 'not-deleted';
+      readonly fileSystemId?: string;
+      readonly reason: string;
+    };
 
 export interface ScratchRunResult {
   /** The status mountfleet should exit with. */
@@ -115,11 +124,37 @@ export interface ScratchRunResult {
   readonly teardown: TeardownResult;
 }
 
+/** Teardown stops retrying once AWS has not answered at all for this long (the reaper finishes the job). */
+export const DEFAULT_UNREACHABLE_TIMEOUT_MS = 30_000;
+
+/** True when the error is an answer from the service (an HTTP status), not a transport failure or timeout. */
+function answeredByService(err: unknown): boolean {
+  return (
+    (err as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode !== undefined
+  );
+}
+
+/** For an AWS error, how hard the SDK tried: ` (after 10 attempts, 12.3 s of retry delays)`; '' otherwise. */
+function retriesOf(err: unknown): string {
+  const cause = (err as { cause?: unknown }).cause ?? err;
+  const meta = (cause as { $metadata?: { attempts?: number; totalRetryDelay?: number } }).$metadata;
+  if (meta?.attempts === undefined) return '';
+  return ` (after ${meta.attempts} attempt(s), ${((meta.totalRetryDelay ?? 0) / 1000).toFixed(1)} s of retry delays)`;
+}
+
+/** A call abandoned by an AbortSignal.timeout (the SDK passes the abort on as an AbortError). */
+function isTimeout(err: unknown): boolean {
+  const name = errorName(err);
+  return name === 'AbortError' || name === 'TimeoutError';
+}
+
 /** How long to wait for a SIGKILLed job to go before tearing down anyway. */
 const KILL_WAIT_MS = 5000;
 
 /** Exit status when setup or teardown failed and CMD's status says nothing about it. */
 export const EXIT_SCRATCH_FAILED = 1;
+/** Exit status when another run holds the job id or the path, or another instance owns the job's file system (EX_TEMPFAIL). */
+export const EXIT_IN_USE = 75;
 
 export async function runScratchJob(request: ScratchRunRequest): Promise<ScratchRunResult> {
   const clock = request.clock ?? systemClock;
@@ -155,10 +190,11 @@ export async function runScratchJob(request: ScratchRunRequest): Promise<Scratch
     onProgress: (m) => log(m),
   };
   // What this run made or adopted, and therefore what teardown may undo.
-  const made: RunResources = { createOutcomeUnknown: false, mounted: false };
+  const made: RunResources = { createOutcomeUnknown: false };
   let reused = false;
   let job: JobExit | undefined;
   let setupError: string | undefined;
+  let inUse = false;
 
   try {
     phase(
@@ -208,15 +244,19 @@ export async function runScratchJob(request: ScratchRunRequest): Promise<Scratch
       );
     }
     made.firstCreatedDirectory = mkdirSync(request.path, { recursive: true });
-    // Set before the helper runs: the path was no mount point a moment ago, so whatever is mounted there
-    // after a helper that failed half-way (or timed out) is ours to undo.
-    made.mounted = true;
-    await mountFileSystem({
-      fileSystemId,
-      path: request.path,
-      mountTargetIp: mountTarget.IpAddress,
-      helper: request.mountHelper,
-    });
+    try {
+      await mountFileSystem({
+        fileSystemId,
+        path: request.path,
+        mountTargetIp: mountTarget.IpAddress,
+        helper: request.mountHelper,
+        signal: stop.signal,
+      });
+    } finally {
+      // The path was no mount point a moment ago and the caller holds its lock, so the mount on top now,
+      // even after a helper that failed half-way or was killed, is ours: teardown unmounts that one only.
+      made.mount = topMountAt(request.path);
+    }
 
     if (stop.signal.aborted) throw new ScratchInterrupted();
     phase('running', [request.command, ...request.args].join(' '));
@@ -230,10 +270,13 @@ export async function runScratchJob(request: ScratchRunRequest): Promise<Scratch
     job = await superviseJob(running, stop.signal, request.teardownGraceSeconds, clock, log);
     if (job.startError) log(job.startError);
     log(`job exited with status ${job.status}${job.signal ? ` (${job.signal})` : ''}`);
+    await stopProcessGroup(running, stop.signal, request.teardownGraceSeconds, clock, log);
   } catch (err) {
     if (err instanceof CreateOutcomeUnknown) made.createOutcomeUnknown = true;
-    if (!(err instanceof ScratchInterrupted)) {
-      setupError = (err as Error).message;
+    if (err instanceof ScratchInUseError) inUse = true;
+    // A call or helper cut off by the stop request is the interruption itself, not a setup failure.
+    if (!(err instanceof ScratchInterrupted) && !stop.signal.aborted) {
+      setupError = `${(err as Error).message}${retriesOf(err)}`;
       log(`setup failed: ${setupError}`);
     }
   } finally {
@@ -250,7 +293,7 @@ export async function runScratchJob(request: ScratchRunRequest): Promise<Scratch
   reportTeardown(teardown, request, log);
 
   return {
-    exitStatus: exitStatusOf(job, stoppedBy, setupError, teardown),
+    exitStatus: inUse ? EXIT_IN_USE : exitStatusOf(job, stoppedBy, setupError, teardown),
     job,
     stoppedBy,
     setupError,
@@ -321,6 +364,45 @@ async function superviseJob(
   return { status: 128 + signalNumber('SIGKILL'), signal: 'SIGKILL' };
 }
 
+/**
+ * The job's leader has exited; what it started in the background (same process group) must not outlive the
+ * run and write into the path once it is unmounted (onto the root disk): SIGTERM to the group, its grace
+ * period, then SIGKILL. Processes that left the group (setsid) are out of reach here.
+ */
+async function stopProcessGroup(
+  running: RunningJob,
+  stop: AbortSignal,
+  graceSeconds: number,
+  clock: Clock,
+  log: (line: string) => void,
+): Promise<void> {
+  const gone = async (waitMs: number) => {
+    const until = clock.now() + waitMs;
+    while (running.remaining().length > 0) {
+      if (clock.now() >= until) return false;
+      await clock.sleep(100);
+    }
+    return true;
+  };
+  if (running.remaining().length === 0) return;
+  const grace =
+    stop.aborted && instanceGoingAway(stop.reason as StopReason)
+      ? Math.min(graceSeconds, SPOT_GRACE_SECONDS)
+      : graceSeconds;
+  log(
+    `the job left ${running.remaining().length} process(es) behind: SIGTERM to its process group, ${grace} s to exit`,
+  );
+  running.kill('SIGTERM');
+  if (await gone(grace * 1000)) return;
+  log(`processes of the job are still alive after ${grace} s: killing its process group`);
+  running.kill('SIGKILL');
+  if (!(await gone(KILL_WAIT_MS))) {
+    log(
+      `processes ${running.remaining().join(', ')} of the job survive SIGKILL (blocked on I/O?): tearing down regardless`,
+    );
+  }
+}
+
 /** On a Spot notice, teardown must finish before the instance goes: bound it by the announced time. */
 function teardownBudgetMs(defaultMs: number, notice: TerminationNotice | undefined, clock: Clock): number {
   const at = notice?.time?.getTime();
@@ -333,8 +415,8 @@ interface RunResources {
   fileSystemId?: string;
   /** CreateFileSystem got no clear answer: a file system with the job's token may be this run's. */
   createOutcomeUnknown: boolean;
-  /** This run mounted (or tried to mount) at the path. */
-  mounted: boolean;
+  /** The mount this run made at the path (mount id and source in /proc/self/mountinfo). */
+  mount?: MountIdentity;
   /** The outermost directory this run created for the path (mkdirSync's answer), if any. */
   firstCreatedDirectory?: string;
 }
@@ -357,9 +439,11 @@ async function tearDown(
 ): Promise<TeardownResult> {
   let fileSystemId = made.fileSystemId;
   try {
-    if (made.mounted) {
-      const unmounted = await unmount(request.path);
-      if (unmounted !== 'not-mounted')
+    if (made.mount !== undefined) {
+      const unmounted = await unmount(request.path, made.mount);
+      if (unmounted === 'not-ours')
+        log(`${request.path}: the mount on top is no longer the one this run made: left alone`);
+      else if (unmounted !== 'not-mounted')
         log(`unmounted ${request.path}${unmounted === 'lazy' ? ' (lazily: still busy)' : ''}`);
     }
   } catch (err) {
@@ -377,18 +461,31 @@ async function tearDown(
   if (fileSystemId === undefined && !made.createOutcomeUnknown) return { status: 'nothing-created' };
 
   const deadline = clock.now() + timeoutMs;
+  const unreachableTimeoutMs = request.unreachableTimeoutMs ?? DEFAULT_UNREACHABLE_TIMEOUT_MS;
   let lastError = '';
   let teardownMarked = false;
-  for (let attempt = 0; clock.now() < deadline; attempt++) {
+  let unreachableSince: number | undefined;
+  const giveUpAt = () => Math.min(deadline, (unreachableSince ?? Infinity) + unreachableTimeoutMs);
+  for (let attempt = 0; clock.now() < giveUpAt(); attempt++) {
+    // Cut off at the bound, and every call after unreachableTimeoutMs: the SDK's own retries against a
+    // black hole (socket timeouts times attempts) would take minutes.
+    const bound = AbortSignal.timeout(Math.max(1, giveUpAt() - clock.now()));
+    const callBound = () => AbortSignal.any([bound, AbortSignal.timeout(unreachableTimeoutMs)]);
     try {
       if (fileSystemId === undefined) {
-        const found = await findFileSystemByToken(request.efs, creationToken(request.fleetId, request.jobId));
+        const found = await findFileSystemByToken(
+          request.efs,
+          creationToken(request.fleetId, request.jobId),
+          callBound(),
+        );
         if (found === undefined) return { status: 'nothing-created' };
-        // Our create would have tagged it with this instance; anything else holding the token is not ours.
+        // Our create would have tagged it with this fleet and instance; anything else holding the token is not ours.
         const owner = tagValue(found, TAG_OWNER_INSTANCE);
-        if (owner !== request.placement.instanceId) {
+        const fleet = tagValue(found, TAG_FLEET);
+        if (owner !== request.placement.instanceId || fleet !== request.fleetId) {
           log(
-            `${found.FileSystemId} holds the job's CreationToken but belongs to ${owner ?? 'no instance'}: left alone`,
+            `${found.FileSystemId} holds the job's CreationToken but belongs to ${owner ?? 'no instance'} ` +
+              `in fleet ${fleet ?? '(none)'}: left alone`,
           );
           return { status: 'nothing-created' };
         }
@@ -396,26 +493,43 @@ async function tearDown(
       }
       if (!teardownMarked) {
         teardownMarked = true;
-        const failed = await markTeardownStarted(request.efs, fileSystemId, clock.now());
+        const failed = await markTeardownStarted(request.efs, fileSystemId, clock.now(), callBound());
         if (failed) log(`cannot tag ${fileSystemId} as being torn down (${failed}); tearing down anyway`);
       }
       const outcome = await teardownFileSystem(request.efs, fileSystemId, {
         clock,
-        maxWaitMs: Math.max(0, deadline - clock.now()),
+        maxWaitMs: Math.max(0, giveUpAt() - clock.now()),
         onProgress: log,
+        signal: bound,
+        callTimeoutMs: unreachableTimeoutMs,
       });
       if (outcome.status !== 'pending') {
         return { status: outcome.status, fileSystemId, mountTargetsDeleted: outcome.mountTargetsDeleted };
       }
+      unreachableSince = undefined;
       lastError = outcome.reason;
       if (outcome.cause !== 'in-use') break;
     } catch (err) {
+      // Out of time while AWS was answering: keep the last real error.
+      if (bound.aborted && unreachableSince === undefined) break;
+      if (answeredByService(err)) unreachableSince = undefined;
+      // A call abandoned after unreachableTimeoutMs: AWS has been silent for that long already.
+      else if (isTimeout(err)) unreachableSince ??= clock.now() - unreachableTimeoutMs;
+      else unreachableSince ??= clock.now();
       lastError = errorText(err);
       log(`teardown attempt ${attempt + 1} failed (${lastError}); retrying`);
     }
-    await clock.sleep(Math.min(backoffDelay(attempt, 1000, 10_000), Math.max(0, deadline - clock.now())));
+    await clock.sleep(Math.min(backoffDelay(attempt, 1000, 10_000), Math.max(0, giveUpAt() - clock.now())));
   }
-  return { status: 'incomplete', fileSystemId, reason: lastError || 'out of time' };
+  return {
+    status: 'incomplete',
+    cause: unreachableSince === undefined ? 'not-deleted' : 'unreachable',
+    fileSystemId,
+    reason:
+      unreachableSince === undefined
+        ? lastError || `out of time (${Math.round(timeoutMs / 1000)} s)`
+        : `no answer from AWS for ${Math.round((clock.now() - unreachableSince) / 1000)} s: ${lastError}`,
+  };
 }
 
 function reportTeardown(
@@ -435,11 +549,19 @@ function reportTeardown(
     case 'nothing-created':
       log(`no file system was created for job ${request.jobId}`);
       return;
-    case 'incomplete':
+    case 'incomplete': {
+      const what = teardown.fileSystemId ?? `the file system of job ${request.jobId}`;
+      const headline =
+        teardown.cause === 'unreachable'
+          ? `TEARDOWN INCOMPLETE (cannot reach AWS): ${what} was not deleted (${teardown.reason}).`
+          : `TEARDOWN INCOMPLETE (could not delete): ${what} still exists (${teardown.reason}).`;
       log(
-        `TEARDOWN INCOMPLETE: ${teardown.fileSystemId ?? `the file system of job ${request.jobId}`} still exists (${teardown.reason}). ` +
-          `It stays tagged ${TAG_FLEET}=${request.fleetId}, ${TAG_JOB}=${request.jobId}: the orphan reaper will delete it, ` +
-          `or run \`mountfleet scratch delete ${teardown.fileSystemId ?? '<id>'}\` (re-running this job id also reuses it).`,
+        `${headline} It keeps its tags ${TAG_FLEET}=${request.fleetId}, ${TAG_OWNER_INSTANCE}=${request.placement.instanceId}, ` +
+          `${TAG_JOB}=${request.jobId}: the orphan reaper deletes it once this instance is gone or it is idle; to finish now, ` +
+          `run \`mountfleet scratch delete ${teardown.fileSystemId ?? '<id>'}\` or \`mountfleet reap --fleet ${request.fleetId}\`` +
+          `${teardown.cause === 'unreachable' ? ' once AWS is reachable' : ''} (re-running this job id also reuses it).`,
       );
+      return;
+    }
   }
 }

@@ -4,12 +4,9 @@
  * no wait for the mount target's DNS name to appear. `MOUNTFLEET_EFS_MOUNT_HELPER` replaces the helper
  * where NFS to EFS cannot run (tests); it is called exactly like `mount.efs FS_ID:/ DIR -o OPTIONS`.
  */
-import { execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readFileSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { promisify } from 'node:util';
-
-const execFileAsync = promisify(execFile);
 
 /** The efs-utils options scratch mounts use. */
 export function efsMountOptions(mountTargetIp: string): string[] {
@@ -25,6 +22,8 @@ export interface MountRequest {
   readonly helper?: string;
   /** Kill the helper after this long. @default 120000 */
   readonly timeoutMs?: number;
+  /** Aborting kills the helper at once (SIGTERM to the run must not wait for a hanging mount). */
+  readonly signal?: AbortSignal;
 }
 
 /** The command line that mounts: [program, ...args]. */
@@ -39,16 +38,55 @@ export class MountError extends Error {
   override readonly name = 'MountError';
 }
 
-/** Runs the mount helper; throws MountError with its output when it fails. */
+/**
+ * Runs a program in its own process group, bounded: at the timeout or on abort the whole group is
+ * SIGKILLed (a helper's own children, such as a `sleep` or a stuck `mount`, would otherwise hold its
+ * output pipes open and the wait would go on). Rejects with MountError on failure, timeout or abort.
+ */
+function runBounded(program: string, args: string[], timeoutMs: number, signal?: AbortSignal): Promise<void> {
+  const commandLine = `${program} ${args.join(' ')}`;
+  if (signal?.aborted) return Promise.reject(new MountError(`${commandLine}: not started (stopping)`));
+  return new Promise((resolveRun, reject) => {
+    const child = spawn(program, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+    let stderr = '';
+    let stopped: string | undefined;
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const stop = (why: string) => {
+      stopped ??= why;
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    };
+    const timer = setTimeout(
+      () => stop(`no result within ${Math.round(timeoutMs / 1000)} s: killed`),
+      timeoutMs,
+    );
+    const onAbort = () => stop('stopped (the run was asked to stop): killed');
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const finish = (err?: Error) => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      child.stderr.destroy();
+      if (err) reject(err);
+      else resolveRun();
+    };
+    child.once('error', (err) => finish(new MountError(`${commandLine} failed: ${err.message}`)));
+    // 'exit', not 'close': a grandchild that escaped the kill may still hold stderr open.
+    child.once('exit', (code, sig) => {
+      if (stopped) return finish(new MountError(`${commandLine}: ${stopped}`));
+      if (code === 0) return finish();
+      const detail = stderr.trim() || `exit status ${code ?? sig}`;
+      finish(new MountError(`${commandLine} failed: ${detail}`));
+    });
+  });
+}
+
+/** Runs the mount helper; throws MountError with its output when it fails, times out or is aborted. */
 export async function mountFileSystem(request: MountRequest): Promise<void> {
   const [program, args] = mountCommand(request);
-  try {
-    await execFileAsync(program, args, { timeout: request.timeoutMs ?? 120_000, killSignal: 'SIGKILL' });
-  } catch (err) {
-    const e = err as { stderr?: string; message: string };
-    const detail = (e.stderr ?? '').trim() || e.message;
-    throw new MountError(`${program} ${args.join(' ')} failed: ${detail}`);
-  }
+  await runBounded(program, args, request.timeoutMs ?? 120_000, request.signal);
 }
 
 /** Undoes the octal escapes (`\040` for a space) the kernel uses in /proc mount tables. */
@@ -64,35 +102,75 @@ function canonical(path: string): string {
   }
 }
 
-/** True when something is mounted exactly at `path` (in this process's mount namespace). */
-export function isMounted(path: string, mountInfo = '/proc/self/mountinfo'): boolean {
-  const target = canonical(path);
+/** One line of /proc/self/mountinfo: what identifies a mount. */
+export interface MountIdentity {
+  readonly mountId: string;
+  readonly parentId: string;
+  readonly mountPoint: string;
+  /** The source field (after ` - fstype`), e.g. `127.0.0.1:/` for an EFS TLS mount. */
+  readonly source: string;
+}
+
+function readMounts(mountInfo: string): MountIdentity[] {
   return readFileSync(mountInfo, 'utf8')
     .split('\n')
-    .some((line) => {
-      const mountPoint = line.split(' ')[4];
-      return mountPoint !== undefined && unescapeMountPath(mountPoint) === target;
+    .filter(Boolean)
+    .map((line) => {
+      const fields = line.split(' ');
+      const separator = fields.indexOf('-');
+      return {
+        mountId: fields[0],
+        parentId: fields[1],
+        mountPoint: unescapeMountPath(fields[4] ?? ''),
+        source: separator > 0 ? unescapeMountPath(fields[separator + 2] ?? '') : '',
+      };
     });
 }
 
-export type UnmountOutcome = 'not-mounted' | 'unmounted' | 'lazy';
+/** True when something is mounted exactly at `path` (in this process's mount namespace). */
+export function isMounted(path: string, mountInfo = '/proc/self/mountinfo'): boolean {
+  const target = canonical(path);
+  return readMounts(mountInfo).some((m) => m.mountPoint === target);
+}
+
+/** The mount on top at `path` (the one its name reaches), if any. */
+export function topMountAt(path: string, mountInfo = '/proc/self/mountinfo'): MountIdentity | undefined {
+  const target = canonical(path);
+  const here = readMounts(mountInfo).filter((m) => m.mountPoint === target);
+  // Stacked mounts: the one on top is the one no other mount at the same point names as its parent.
+  return here.find((m) => !here.some((other) => other.parentId === m.mountId));
+}
+
+export type UnmountOutcome = 'not-mounted' | 'unmounted' | 'lazy' | 'not-ours';
+
+const UMOUNT_TIMEOUT_MS = 30_000;
 
 /**
- * Unmounts `path` with the system's umount; when the mount is busy (processes still hold files there),
- * detaches it lazily (`umount -l`): it disappears from the tree now and is freed when the last user goes.
+ * Unmounts the mount this run made at `path` — only while it is the one on top there, with the same mount
+ * id and source (`not-ours` otherwise: never whatever else is at the path). When it is busy (processes still
+ * hold files there), detaches it lazily (`umount -l`): it disappears from the tree now and is freed when
+ * the last user goes.
  */
-export async function unmount(path: string): Promise<UnmountOutcome> {
-  if (!isMounted(path)) return 'not-mounted';
+export async function unmount(path: string, ours: MountIdentity): Promise<UnmountOutcome> {
+  const isOurs = () => {
+    const top = topMountAt(path);
+    if (top === undefined) return 'not-mounted';
+    return top.mountId === ours.mountId && top.source === ours.source ? 'ours' : 'other';
+  };
+  const before = isOurs();
+  if (before === 'not-mounted') return 'not-mounted';
+  if (before === 'other') return 'not-ours';
   try {
-    await execFileAsync('umount', [path], { timeout: 30_000 });
-    if (!isMounted(path)) return 'unmounted';
+    await runBounded('umount', [path], UMOUNT_TIMEOUT_MS);
+    if (isOurs() !== 'ours') return 'unmounted';
   } catch {
     // busy, or the NFS server is gone: fall through to the lazy unmount
   }
+  if (isOurs() !== 'ours') return 'unmounted';
   try {
-    await execFileAsync('umount', ['-l', path], { timeout: 30_000 });
+    await runBounded('umount', ['-l', path], UMOUNT_TIMEOUT_MS);
   } catch (err) {
-    if (isMounted(path)) throw new MountError(`cannot unmount ${path}: ${(err as Error).message}`);
+    if (isOurs() === 'ours') throw new MountError(`cannot unmount ${path}: ${(err as Error).message}`);
   }
   return 'lazy';
 }

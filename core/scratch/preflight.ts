@@ -1,12 +1,17 @@
 /**
- * Burst-credit preflight for `scratch run --expected-io`. Every new bursting EFS file system starts with
+ * Checks `scratch run` makes before it creates anything: the local preconditions (root, mount helper, a
+ * free path), and the burst-credit check for `--expected-io`.
+ *
+ * Burst credit: Every new bursting EFS file system starts with
  * 2.1 TiB of burst credit (about six hours at the 100 MiB/s burst rate). A job that moves more than that
  * through a small, fresh scratch file system drops to the baseline (50 KiB/s per GiB stored, at least
  * 1 MiB/s) and crawls, so we say so before creating anything. The check counts every byte in full
  * (reads are really metered at a third): erring on the side of a warning.
  */
+import { accessSync, constants } from 'node:fs';
 import { INITIAL_BURST_CREDIT_GIB } from '../plan/model';
 import { GIB, MIB, parseBytes } from '../plan/units';
+import { isMounted } from './mount';
 
 export { parseBytes };
 
@@ -43,4 +48,48 @@ export function burstCreditPreflight(expectedIoBytes: number, strict: boolean): 
       `or split the work into ${jobs} jobs of at most 2.1 TiB each (every scratch file system starts with fresh credit). ` +
       `\`mountfleet plan\` compares the costs.`,
   };
+}
+
+/** Where `mount -t efs` finds efs-utils' helper. */
+const SYSTEM_MOUNT_HELPERS = ['/sbin/mount.efs', '/usr/sbin/mount.efs', '/usr/local/sbin/mount.efs'];
+
+export interface MountPreflight {
+  readonly path: string;
+  /** MOUNTFLEET_EFS_MOUNT_HELPER; the system's mount.efs when unset. */
+  readonly mountHelper?: string;
+}
+
+function executable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The local checks `scratch run` makes before any AWS call, so that a run that cannot mount never creates
+ * (and pays for) a file system. Each returns the problem with its fix, or undefined.
+ *
+ * Root first: mounting and the lock files under /run need it.
+ */
+export function rootProblem(uid: number | undefined = process.getuid?.()): string | undefined {
+  if (uid === undefined || uid === 0) return undefined;
+  return 'scratch run mounts a file system and must run as root (sudo mountfleet scratch run ...)';
+}
+
+/** Then, holding the path's lock: the EFS mount helper is there, and the path is no mount point yet. */
+export function mountPreflightProblem(request: MountPreflight): string | undefined {
+  if (request.mountHelper !== undefined) {
+    if (!executable(request.mountHelper)) {
+      return `MOUNTFLEET_EFS_MOUNT_HELPER=${request.mountHelper} is not an executable file`;
+    }
+  } else if (!SYSTEM_MOUNT_HELPERS.some(executable)) {
+    return 'the EFS mount helper (mount.efs) is not installed: install amazon-efs-utils (the fleet user data does)';
+  }
+  if (isMounted(request.path)) {
+    return `--path ${request.path} is already a mount point: unmount it (umount ${request.path}) or pass another --path`;
+  }
+  return undefined;
 }

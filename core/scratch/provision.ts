@@ -2,10 +2,9 @@
  * Creating (or finding again) a job's file system and its mount target, and waiting until both are
  * usable. EFS has no waiters, so every wait polls with jittered backoff and is bounded.
  *
- * Calls already in flight are never aborted: an aborted CreateFileSystem may still be carried out by
- * the service after we stop listening, and we would not know the id. Interruption (the `signal`) is
- * honoured between calls and during the sleeps of a wait, and then the caller tears down whatever the
- * CreationToken leads to.
+ * Interruption (the `signal`) cuts off the reads and waits in flight, so SIGTERM never waits out their SDK
+ * retries. The two creates are never aborted: the service may still carry one out after we stop listening,
+ * later than teardown looks for it, and it would leak. They are bounded by the client's timeouts instead.
  */
 import { DescribeInstancesCommand, type EC2Client } from '@aws-sdk/client-ec2';
 import {
@@ -30,6 +29,14 @@ export class ScratchInterrupted extends Error {
   constructor() {
     super('interrupted');
   }
+}
+
+/**
+ * Another run holds what this one needs: the job id or the path on this instance (core/scratch/run-locks.ts),
+ * or the job's file system, owned by another instance that is still running. Nothing was created.
+ */
+export class ScratchInUseError extends Error {
+  override readonly name = 'ScratchInUseError';
 }
 
 /** A resource could not be made usable: the message says what and why, for the user. */
@@ -114,14 +121,19 @@ async function pollUntil<T>(
 export async function findFileSystemByToken(
   efs: EFSClient,
   token: string,
+  abortSignal?: AbortSignal,
 ): Promise<FileSystemDescription | undefined> {
-  const out = await efs.send(new DescribeFileSystemsCommand({ CreationToken: token }));
+  const out = await efs.send(new DescribeFileSystemsCommand({ CreationToken: token }), { abortSignal });
   return (out.FileSystems ?? []).find((fs) => fs.LifeCycleState !== 'deleted');
 }
 
-async function describeFileSystem(efs: EFSClient, id: string): Promise<FileSystemDescription | undefined> {
+async function describeFileSystem(
+  efs: EFSClient,
+  id: string,
+  abortSignal?: AbortSignal,
+): Promise<FileSystemDescription | undefined> {
   try {
-    const out = await efs.send(new DescribeFileSystemsCommand({ FileSystemId: id }));
+    const out = await efs.send(new DescribeFileSystemsCommand({ FileSystemId: id }), { abortSignal });
     return out.FileSystems?.[0];
   } catch (err) {
     if (errorName(err) === 'FileSystemNotFound') return undefined;
@@ -184,13 +196,13 @@ export async function ensureFileSystem(
       }
     }
 
-    const existing = await findFileSystemByToken(efs, token);
+    const existing = await findFileSystemByToken(efs, token, options.signal);
     if (existing === undefined) continue; // deleted between our create and describe: create again
     if (existing.LifeCycleState === 'deleting') {
       await pollUntil(
         `the previous file system ${existing.FileSystemId} of job ${spec.jobId} to finish deleting`,
         async () => {
-          const fs = await findFileSystemByToken(efs, token);
+          const fs = await findFileSystemByToken(efs, token, options.signal);
           return fs === undefined ? { value: undefined } : { state: fs.LifeCycleState ?? 'unknown' };
         },
         options,
@@ -199,25 +211,9 @@ export async function ensureFileSystem(
       continue;
     }
     checkReusable(existing, spec);
-    await checkNotInUse(efs, ec2, existing, spec);
-    if (tagValue(existing, TAG_OWNER_INSTANCE) !== spec.ownerInstanceId) {
-      try {
-        await efs.send(
-          new TagResourceCommand({
-            ResourceId: existing.FileSystemId,
-            Tags: [{ Key: TAG_OWNER_INSTANCE, Value: spec.ownerInstanceId }],
-          }),
-        );
-      } catch (err) {
-        // Not fatal: the job can still run; only the reaper's owner evidence is stale.
-        if (errorName(err) !== 'AccessDeniedException' && errorName(err) !== 'AccessDenied') throw err;
-        options.onProgress?.(
-          `cannot move ${TAG_OWNER_INSTANCE} of ${existing.FileSystemId} to ${spec.ownerInstanceId} (access denied): ` +
-            `the reaper may take its previous owner's absence as evidence against it`,
-        );
-      }
-    }
-    return { fileSystem: existing, reused: true };
+    await checkOwnerGone(ec2, existing, spec, options.signal);
+    const adopted = await takeOwnership(efs, existing, spec, options);
+    return { fileSystem: adopted, reused: true };
   }
   throw new ScratchSetupError(
     `the file system of job ${spec.jobId} kept disappearing while being created (CreationToken ${token})`,
@@ -246,53 +242,105 @@ function checkReusable(fs: FileSystemDescription, spec: ScratchFileSystemSpec): 
   }
 }
 
-/** Mount target states that mean a run is setting up or using the file system. */
-const MOUNT_TARGET_IN_USE = new Set(['creating', 'available', 'updating']);
-
 /**
- * Refuses a file system whose recorded owner is another instance that is still pending or running while
- * the file system has a live mount target: that is another run of the same job, and taking the file
- * system over would have each run delete the other's scratch at its end. A dead or unknown owner is no
- * obstacle (the usual re-run after a crash). When the owner's state cannot be read, refuse: proceeding
- * is the choice that can destroy data.
+ * Refuses a file system whose recorded owner is another instance that is still pending or running: only
+ * the instance that created (or last adopted) it may use it while it runs, whether or not it has made its
+ * mount target yet — taking it over would have each run delete the other's scratch at its end. A
+ * terminated, stopped or unknown owner is no obstacle (the usual re-run after a crash). When the owner's
+ * state cannot be read, refuse: proceeding is the choice that can destroy data.
  */
-async function checkNotInUse(
-  efs: EFSClient,
+async function checkOwnerGone(
   ec2: EC2Client,
   fs: FileSystemDescription,
   spec: ScratchFileSystemSpec,
+  abortSignal: AbortSignal | undefined,
 ): Promise<void> {
   const id = fs.FileSystemId!;
   const owner = tagValue(fs, TAG_OWNER_INSTANCE);
   if (owner === undefined || owner === spec.ownerInstanceId) return;
-  const liveTarget = (await mountTargetsOf(efs, id)).find((mt) =>
-    MOUNT_TARGET_IN_USE.has(mt.LifeCycleState ?? ''),
-  );
-  if (liveTarget === undefined) return;
-
   let ownerState: string | undefined;
   try {
     // The instance-id filter, not InstanceIds: an unknown (long gone) id then answers with nothing
     // instead of failing the call.
     const out = await ec2.send(
       new DescribeInstancesCommand({ Filters: [{ Name: 'instance-id', Values: [owner] }] }),
+      { abortSignal },
     );
     ownerState = out.Reservations?.flatMap((r) => r.Instances ?? []).find((i) => i.InstanceId === owner)
       ?.State?.Name;
   } catch (err) {
-    throw new ScratchSetupError(
+    if (abortSignal?.aborted) throw new ScratchInterrupted();
+    throw new ScratchInUseError(
       `cannot tell whether ${owner}, the owner of job ${spec.jobId}'s file system ${id}, is still running ` +
         `(${errorText(err)}): not taking over a file system another run may be using; ` +
         `retry, or use another --job`,
     );
   }
   if (ownerState === 'pending' || ownerState === 'running') {
-    throw new ScratchSetupError(
-      `job ${spec.jobId}'s file system ${id} is in use by instance ${owner} (${ownerState}, mount target ` +
-        `${liveTarget.MountTargetId} ${liveTarget.LifeCycleState}): wait for that run to end, or use another --job; ` +
+    throw new ScratchInUseError(
+      `job ${spec.jobId}'s file system ${id} belongs to instance ${owner} (${ownerState}), which may be running ` +
+        `the job: wait for that run to end, or use another --job; ` +
         `if no run of job ${spec.jobId} is left on ${owner}, run \`mountfleet scratch delete ${id}\` first`,
     );
   }
+}
+
+/** How long an adopting run waits after moving the owner tag before reading it back (see takeOwnership). */
+export const OWNER_SETTLE_MS = 2000;
+
+/**
+ * Moves the owner tag to this instance and checks that it stuck. EFS tags have no conditional write, so
+ * two instances adopting the same orphan could both succeed: each one re-reads the tag just before writing
+ * (a run that adopted it meanwhile is alive, so checkOwnerGone refuses), writes, waits OWNER_SETTLE_MS
+ * (longer than the gap between another run's read and write), and reads it back; whoever finds another
+ * instance's id there lost and backs off. The last writer wins and every other run sees it.
+ */
+async function takeOwnership(
+  efs: EFSClient,
+  fs: FileSystemDescription,
+  spec: ScratchFileSystemSpec,
+  options: WaitOptions,
+): Promise<FileSystemDescription> {
+  const id = fs.FileSystemId!;
+  if (tagValue(fs, TAG_OWNER_INSTANCE) === spec.ownerInstanceId) return fs;
+  const current = await describeFileSystem(efs, id, options.signal);
+  if (current === undefined)
+    throw new ScratchSetupError(`file system ${id} of job ${spec.jobId} disappeared`);
+  if (tagValue(current, TAG_OWNER_INSTANCE) !== tagValue(fs, TAG_OWNER_INSTANCE)) {
+    throw new ScratchInUseError(
+      `job ${spec.jobId}'s file system ${id} was just taken over by instance ${tagValue(current, TAG_OWNER_INSTANCE) ?? '(none)'}: ` +
+        `not sharing it; wait for that run to end, or use another --job`,
+    );
+  }
+  try {
+    await efs.send(
+      new TagResourceCommand({
+        ResourceId: id,
+        Tags: [{ Key: TAG_OWNER_INSTANCE, Value: spec.ownerInstanceId }],
+      }),
+      { abortSignal: options.signal },
+    );
+  } catch (err) {
+    if (errorName(err) !== 'AccessDeniedException' && errorName(err) !== 'AccessDenied') throw err;
+    // Not fatal: the job can still run; only the reaper's owner evidence is stale, and a concurrent
+    // adopter cannot be detected.
+    options.onProgress?.(
+      `cannot move ${TAG_OWNER_INSTANCE} of ${id} to ${spec.ownerInstanceId} (access denied): ` +
+        `the reaper may take its previous owner's absence as evidence against it`,
+    );
+    return current;
+  }
+  await (options.clock ?? systemClock).sleep(OWNER_SETTLE_MS, options.signal);
+  checkInterrupted(options.signal);
+  const after = await describeFileSystem(efs, id, options.signal);
+  const owner = after === undefined ? undefined : tagValue(after, TAG_OWNER_INSTANCE);
+  if (after === undefined || owner !== spec.ownerInstanceId) {
+    throw new ScratchInUseError(
+      `job ${spec.jobId}'s file system ${id} was adopted at the same time by instance ${owner ?? '(none)'}: ` +
+        `that run keeps it; wait for it to end, or use another --job`,
+    );
+  }
+  return after;
 }
 
 /** Waits (bounded, default 10 min) until the file system is `available`. */
@@ -304,7 +352,7 @@ export async function waitForFileSystem(
   return pollUntil<FileSystemDescription>(
     `file system ${fileSystemId} to become available`,
     async () => {
-      const fs = await describeFileSystem(efs, fileSystemId);
+      const fs = await describeFileSystem(efs, fileSystemId, options.signal);
       if (fs === undefined)
         throw new ScratchSetupError(`file system ${fileSystemId} disappeared while creating`);
       if (fs.LifeCycleState === 'available') return { value: fs };
@@ -325,8 +373,14 @@ export interface MountTargetSpec {
   readonly securityGroupId: string;
 }
 
-async function mountTargetsOf(efs: EFSClient, fileSystemId: string): Promise<MountTargetDescription[]> {
-  const out = await efs.send(new DescribeMountTargetsCommand({ FileSystemId: fileSystemId }));
+async function mountTargetsOf(
+  efs: EFSClient,
+  fileSystemId: string,
+  abortSignal?: AbortSignal,
+): Promise<MountTargetDescription[]> {
+  const out = await efs.send(new DescribeMountTargetsCommand({ FileSystemId: fileSystemId }), {
+    abortSignal,
+  });
   return (out.MountTargets ?? []).filter((mt) => mt.LifeCycleState !== 'deleted');
 }
 
@@ -342,12 +396,12 @@ export async function ensureMountTarget(
 ): Promise<{ readonly mountTarget: MountTargetDescription; readonly reused: boolean }> {
   for (let round = 0; round < 3; round++) {
     checkInterrupted(options.signal);
-    const existing = (await mountTargetsOf(efs, fileSystemId))[0];
+    const existing = (await mountTargetsOf(efs, fileSystemId, options.signal))[0];
     if (existing?.LifeCycleState === 'deleting') {
       await pollUntil(
         `mount target ${existing.MountTargetId} of ${fileSystemId} to finish deleting`,
         async () => {
-          const mt = (await mountTargetsOf(efs, fileSystemId)).find(
+          const mt = (await mountTargetsOf(efs, fileSystemId, options.signal)).find(
             (m) => m.MountTargetId === existing.MountTargetId,
           );
           return mt === undefined ? { value: undefined } : { state: mt.LifeCycleState ?? 'unknown' };
@@ -379,9 +433,10 @@ export async function ensureMountTarget(
 async function describeMountTarget(
   efs: EFSClient,
   id: string | undefined,
+  abortSignal?: AbortSignal,
 ): Promise<MountTargetDescription | undefined> {
   try {
-    const out = await efs.send(new DescribeMountTargetsCommand({ MountTargetId: id }));
+    const out = await efs.send(new DescribeMountTargetsCommand({ MountTargetId: id }), { abortSignal });
     return out.MountTargets?.[0];
   } catch (err) {
     if (errorName(err) === 'MountTargetNotFound') return undefined;
@@ -399,7 +454,7 @@ export async function waitForMountTarget(
   return pollUntil<MountTargetDescription & { IpAddress: string }>(
     `mount target ${id} to become available`,
     async () => {
-      const mt = await describeMountTarget(efs, id);
+      const mt = await describeMountTarget(efs, id, options.signal);
       if (mt === undefined) throw new ScratchSetupError(`mount target ${id} disappeared while creating`);
       if (mt.LifeCycleState === 'available' && mt.IpAddress)
         return { value: { ...mt, IpAddress: mt.IpAddress } };

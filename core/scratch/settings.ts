@@ -58,6 +58,14 @@ export function resolveFleetId(flag: string | undefined, config: AgentConfig | u
   return fleetId;
 }
 
+/** The mount path from the flag or agent.json (else /mnt/scratch), validated, without a trailing slash. */
+export function resolveScratchPath(flag: string | undefined, config: AgentConfig | undefined): string {
+  const path = flag ?? config?.scratch?.path ?? DEFAULT_SCRATCH_PATH;
+  const problem = checkMountPath(path);
+  if (problem) throw new ScratchSettingsError(`--path: ${problem}`);
+  return withoutTrailingSlash(path);
+}
+
 /** Everything `scratch run` needs, for an instance in `availabilityZoneId`. */
 export function resolveScratchSettings(
   flags: ScratchFlags,
@@ -90,9 +98,7 @@ export function resolveScratchSettings(
       `--security-group ${securityGroupId}: must be a security group id such as sg-0123abcd`,
     );
   }
-  const path = flags.path ?? scratch?.path ?? DEFAULT_SCRATCH_PATH;
-  const pathProblem = checkMountPath(path);
-  if (pathProblem) throw new ScratchSettingsError(`--path: ${pathProblem}`);
+  const path = resolveScratchPath(flags.path, config);
   const teardownGraceSeconds =
     flags.teardownGraceSeconds ?? scratch?.teardownGraceSeconds ?? DEFAULT_TEARDOWN_GRACE_SECONDS;
   if (!Number.isInteger(teardownGraceSeconds) || teardownGraceSeconds < 0 || teardownGraceSeconds > 600) {
@@ -104,7 +110,7 @@ export function resolveScratchSettings(
     fleetId,
     subnetId,
     securityGroupId,
-    path: withoutTrailingSlash(path),
+    path,
     teardownGraceSeconds,
     ...(scratch?.kmsKeyId ? { kmsKeyId: scratch.kmsKeyId } : {}),
   };

@@ -26,10 +26,14 @@ import { MOUNT_HELPER_STANDIN, mountsUnder } from '../../support/standins';
 
 export const FLEET = 'scratch-it';
 
-/** An instance in the emulator (so the reaper can see it), and the IMDS stand-in that speaks for it. */
+/**
+ * An instance in the emulator (so the reaper can see it), the IMDS stand-in that speaks for it, and its
+ * run dir (MOUNTFLEET_RUN_DIR: where its runs keep their locks).
+ */
 export interface TestInstance {
   readonly imds: ImdsStandIn;
   readonly instanceId: string;
+  readonly runDir: string;
 }
 
 export async function launchInstance(net: TestNetwork): Promise<TestInstance> {
@@ -43,7 +47,13 @@ export async function launchInstance(net: TestNetwork): Promise<TestInstance> {
     availabilityZone: subnet.availabilityZone,
     availabilityZoneId: subnet.availabilityZoneId,
   });
-  return { imds, instanceId };
+  return { imds, instanceId, runDir: mkdtempSync(join(tmpdir(), 'mf-run-dir-')) };
+}
+
+/** Stops the instance's IMDS stand-in and removes its run dir. */
+export async function stopInstance(instance: TestInstance): Promise<void> {
+  await instance.imds.stop();
+  rmSync(instance.runDir, { recursive: true, force: true });
 }
 
 export interface RunSpec {
@@ -74,8 +84,11 @@ export interface ScratchRun {
   helperCalls(): string[][];
 }
 
-/** What a test gives for a run; the network, the instance and the emulator come from useScratchRuns(). */
-export type JobSpec = Omit<RunSpec, 'net' | 'instance' | 'emulator'>;
+/**
+ * What a test gives for a run; the network, the instance and the emulator come from useScratchRuns()
+ * (`instance` runs it on another instance, e.g. one from launchInstance).
+ */
+export type JobSpec = Omit<RunSpec, 'net' | 'instance' | 'emulator'> & { readonly instance?: TestInstance };
 
 /** A job that records its pid in $TEST_DIR/job.pid (so killJob can find it), then runs `body`. */
 export const job = (body: string): string[] => ['sh', '-c', `echo $$ > "$TEST_DIR/job.pid"; ${body}`];
@@ -115,6 +128,7 @@ export async function startRun(spec: RunSpec): Promise<ScratchRun> {
     AWS_EC2_METADATA_SERVICE_ENDPOINT: spec.instance.imds.endpoint,
     MOUNTFLEET_EFS_MOUNT_HELPER: MOUNT_HELPER_STANDIN,
     MOUNTFLEET_STANDIN_MOUNT_LOG: join(dir, 'helper.log'),
+    MOUNTFLEET_RUN_DIR: spec.instance.runDir,
     TEST_DIR: dir,
     ...spec.env,
   };
@@ -291,7 +305,7 @@ export function useScratchRuns(subnetCount: number): ScratchRuns {
   });
   afterEach(async () => {
     await Promise.all(runs.splice(0).map(cleanUpRun));
-    await current?.instance.imds.stop();
+    if (current) await stopInstance(current.instance);
     current = undefined;
   });
 

@@ -264,7 +264,7 @@ describe('mountfleet scratch run', () => {
             fault: { kind: 'throttle' },
             times: 1,
           });
-          // More failures than the SDK's 5 attempts: teardown itself has to try again.
+          // More failures than the SDK's default 5 attempts: scratch run's clients make 10.
           p.addRule({ service: 'efs', operation: 'DeleteFileSystem', fault: { kind: '5xx' }, times: 6 });
         },
       }),
@@ -274,7 +274,7 @@ describe('mountfleet scratch run', () => {
     expect(create.proxy.count('efs', 'CreateFileSystem')).toBe(3);
     expect(create.proxy.count('efs', 'CreateMountTarget')).toBe(3);
     expect(teardown.proxy.count('efs', 'DeleteMountTarget')).toBe(2);
-    expect(teardown.stderr()).toMatch(/teardown attempt 1 failed \(InternalServerError/);
+    expect(teardown.stderr()).not.toMatch(/teardown attempt 1 failed/);
     expect(teardown.proxy.count('efs', 'DeleteFileSystem')).toBe(7);
     expect(await leftovers(scratch.net)).toEqual(NOTHING_LEFT);
   });

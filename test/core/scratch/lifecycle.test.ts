@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RunInstancesCommand, TerminateInstancesCommand } from '@aws-sdk/client-ec2';
 import { DescribeFileSystemsCommand, DescribeMountTargetsCommand, EFSClient } from '@aws-sdk/client-efs';
-import { clientConfig, ec2Client, efsClient } from '../../../core/aws';
+import { clientConfig, ec2Client, efsClient, type ClientOptions } from '../../../core/aws';
 import { runScratchJob, type ScratchRunRequest } from '../../../core/scratch/lifecycle';
 import { isMounted } from '../../../core/scratch/mount';
 import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE } from '../../../core/tags';
@@ -68,10 +68,16 @@ describe('runScratchJob (emulator)', () => {
 
     expect(result.job?.status).toBe(0);
     expect(result.exitStatus).toBe(1);
-    expect(result.teardown).toMatchObject({ status: 'incomplete', fileSystemId: result.fileSystemId });
+    expect(result.teardown).toMatchObject({
+      status: 'incomplete',
+      cause: 'not-deleted',
+      fileSystemId: result.fileSystemId,
+    });
     expect(log.at(-1)).toMatch(
       new RegExp(
-        `^TEARDOWN INCOMPLETE: ${result.fileSystemId} still exists .*It stays tagged mountfleet:fleet=f1, mountfleet:job=j1: the orphan reaper will delete it`,
+        `^TEARDOWN INCOMPLETE \\(could not delete\\): ${result.fileSystemId} still exists \\(ServiceUnavailable.*` +
+          `It keeps its tags mountfleet:fleet=f1, mountfleet:owner-instance=i-0123456789abcdef0, mountfleet:job=j1: ` +
+          `the orphan reaper deletes it .*\`mountfleet scratch delete ${result.fileSystemId}\` or \`mountfleet reap --fleet f1\``,
       ),
     );
     const [left] = await fileSystems();
@@ -131,6 +137,87 @@ describe('runScratchJob (emulator)', () => {
     expect(await fileSystems()).toEqual([]);
   });
 
+  describe('says "cannot reach AWS" (not "could not delete") when the endpoint goes away during teardown, within its bound', () => {
+    /** A run whose EFS endpoint breaks (by `breakIt`) as soon as teardown starts. */
+    const runBrokenAtTeardown = async (
+      efsEndpoint: string,
+      breakIt: () => Promise<void> | void,
+      client: ClientOptions,
+    ) => {
+      const started = Date.now();
+      const result = await runScratchJob(
+        request({
+          efs: new EFSClient({ ...clientConfig(client), endpoint: efsEndpoint }),
+          unreachableTimeoutMs: 3000,
+          log: (line) => {
+            log.push(line);
+            if (line.startsWith('[tearing-down]')) void breakIt();
+          },
+        }),
+      );
+      return { result, seconds: (Date.now() - started) / 1000 };
+    };
+    const expectReported = async (result: Awaited<ReturnType<typeof runScratchJob>>, seconds: number) => {
+      expect(result).toMatchObject({
+        exitStatus: 1,
+        teardown: { status: 'incomplete', cause: 'unreachable' },
+      });
+      expect(seconds).toBeLessThan(15);
+      expect(log.at(-1)).toMatch(
+        new RegExp(
+          `^TEARDOWN INCOMPLETE \\(cannot reach AWS\\): ${result.fileSystemId} was not deleted \\(no answer from AWS for \\d+ s: .*` +
+            `It keeps its tags mountfleet:fleet=f1, mountfleet:owner-instance=i-0123456789abcdef0, mountfleet:job=j1.*` +
+            `\`mountfleet scratch delete ${result.fileSystemId}\` or \`mountfleet reap --fleet f1\` once AWS is reachable`,
+        ),
+      );
+      const [left] = await fileSystems();
+      expect(left.FileSystemId).toBe(result.fileSystemId);
+      expect(left.Tags).toEqual(
+        expect.arrayContaining([
+          { Key: TAG_FLEET, Value: 'f1' },
+          { Key: TAG_OWNER_INSTANCE, Value: 'i-0123456789abcdef0' },
+          { Key: TAG_JOB, Value: 'j1' },
+        ]),
+      );
+    };
+
+    it('a black hole (with SDK retries that alone would take minutes)', async () => {
+      const { result, seconds } = await runBrokenAtTeardown(
+        proxy.endpoint,
+        () => {
+          proxy.addRule({ service: 'efs', fault: { kind: 'blackhole' } });
+        },
+        { maxAttempts: 10, requestTimeoutMs: 10_000 },
+      );
+      await expectReported(result, seconds);
+    });
+
+    it('a closed port', async () => {
+      const closing = await FaultProxy.start({ target: emu.endpoint });
+      const { result, seconds } = await runBrokenAtTeardown(closing.endpoint, () => closing.stop(), {
+        maxAttempts: 2,
+      });
+      await expectReported(result, seconds);
+    });
+  });
+
+  it("looks a lost create up by its CreationToken, and leaves a file system with the token but another fleet's tag", async () => {
+    // Same token and this instance as owner, but not this fleet's: not ours to delete.
+    const foreign = await createScratchFileSystem(
+      efsClient({ maxAttempts: 1 }),
+      { fleet: 'f-other', job: 'j1', owner: 'i-0123456789abcdef0' },
+      'mf/f1/j1',
+    );
+    proxy.addRule({ service: 'efs', operation: 'CreateFileSystem', fault: { kind: '5xx', status: 500 } });
+    const result = await runScratchJob(request());
+    expect(result.setupError).toMatch(/got no clear answer/);
+    expect(result.teardown.status).toBe('nothing-created');
+    expect(log).toContainEqual(
+      `${foreign} holds the job's CreationToken but belongs to i-0123456789abcdef0 in fleet f-other: left alone`,
+    );
+    expect((await fileSystems()).map((f) => f.FileSystemId)).toEqual([foreign]);
+  });
+
   describe('leaves alone what it did not make', () => {
     it("a refused file system of the job's token (another zone, another fleet) and its mount target", async () => {
       const otherZone = await createScratchFileSystem(
@@ -175,9 +262,9 @@ describe('runScratchJob (emulator)', () => {
         'mf/f1/j1',
       );
       const refused = await runScratchJob(request({ command: '/bin/sh', args: ['-c', 'exit 7'] }));
-      expect(refused.setupError).toMatch(`file system ${id} is in use by instance ${owner} (running`);
+      expect(refused.setupError).toMatch(`file system ${id} belongs to instance ${owner} (running)`);
       expect(refused).toMatchObject({
-        exitStatus: 1,
+        exitStatus: 75,
         job: undefined,
         teardown: { status: 'nothing-created' },
       });

@@ -3,7 +3,14 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isMounted, mountCommand, mountFileSystem, MountError, unmount } from '../../../core/scratch/mount';
+import {
+  isMounted,
+  mountCommand,
+  mountFileSystem,
+  MountError,
+  topMountAt,
+  unmount,
+} from '../../../core/scratch/mount';
 import { MOUNT_HELPER_STANDIN } from '../../agent/scratch/harness';
 
 describe('scratch mounts', () => {
@@ -45,8 +52,9 @@ describe('scratch mounts', () => {
       helper: MOUNT_HELPER_STANDIN,
     });
     expect(isMounted(path)).toBe(true);
-    expect(await unmount(path)).toBe('unmounted');
-    expect(await unmount(path)).toBe('not-mounted');
+    const first = topMountAt(path)!;
+    expect(await unmount(path, first)).toBe('unmounted');
+    expect(await unmount(path, first)).toBe('not-mounted');
 
     await mountFileSystem({
       fileSystemId: 'fs-12345678',
@@ -56,11 +64,58 @@ describe('scratch mounts', () => {
     });
     const holder = spawn('sleep', ['30'], { cwd: path }); // keeps the mount busy
     try {
-      expect(await unmount(path)).toBe('lazy');
+      expect(await unmount(path, topMountAt(path)!)).toBe('lazy');
       expect(isMounted(path)).toBe(false);
     } finally {
       holder.kill('SIGKILL');
     }
+  });
+
+  it('unmounts only the mount it made: not one stacked on top of it, not one that replaced it', async () => {
+    const path = join(dir, 'm');
+    mkdirSync(path);
+    const mount = (source: string) => spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', source, path]);
+    await mountFileSystem({
+      fileSystemId: 'fs-12345678',
+      path,
+      mountTargetIp: '10.0.0.4',
+      helper: MOUNT_HELPER_STANDIN,
+    });
+    const ours = topMountAt(path)!;
+    expect(ours.source).toBe('efs-standin:fs-12345678');
+
+    mount('someone-else'); // another mount on top of ours at the same path
+    expect(await unmount(path, ours)).toBe('not-ours');
+    expect(topMountAt(path)!.source).toBe('someone-else');
+
+    spawnSync('umount', [path]); // theirs goes; ours is on top again
+    expect(await unmount(path, ours)).toBe('unmounted');
+    mount('someone-else'); // a different mount now where ours was
+    expect(await unmount(path, ours)).toBe('not-ours');
+    expect(isMounted(path)).toBe(true);
+    spawnSync('umount', [path]);
+  });
+
+  it('kills a hanging helper (and what it started) at once when the run is stopped', async () => {
+    const path = join(dir, 'm');
+    mkdirSync(path);
+    // A helper that never returns, whose child (sleep) holds its output open.
+    const hangingHelper = join(dir, 'hanging-mount-helper');
+    writeFileSync(hangingHelper, '#!/bin/sh\nsleep 300\n', { mode: 0o755 });
+    const stop = new AbortController();
+    setTimeout(() => stop.abort(), 300);
+    const started = Date.now();
+    await expect(
+      mountFileSystem({
+        fileSystemId: 'fs-12345678',
+        path,
+        mountTargetIp: '10.0.0.4',
+        helper: hangingHelper,
+        signal: stop.signal,
+      }),
+    ).rejects.toThrow(/stopped \(the run was asked to stop\): killed/);
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(isMounted(path)).toBe(false);
   });
 
   it('reports what the helper said when it refuses', async () => {

@@ -1,4 +1,4 @@
-import { burstCreditPreflight, parseBytes } from '../../../core/scratch/preflight';
+import { rootProblem, burstCreditPreflight, parseBytes } from '../../../core/scratch/preflight';
 
 const TIB = 1024 ** 4;
 
@@ -21,5 +21,14 @@ describe('burstCreditPreflight', () => {
     expect(warn.message).toContain('split the work into 2 jobs');
     expect(burstCreditPreflight(parseBytes('3TiB'), true).status).toBe('refuse');
     expect(burstCreditPreflight(10 * TIB, false).message).toContain('split the work into 5 jobs');
+  });
+});
+
+describe('rootProblem', () => {
+  it('asks for root, which mounting and the lock files under /run need', () => {
+    expect(rootProblem(1000)).toBe(
+      'scratch run mounts a file system and must run as root (sudo mountfleet scratch run ...)',
+    );
+    expect(rootProblem(0)).toBeUndefined();
   });
 });

@@ -12,6 +12,7 @@ import {
   ensureFileSystem,
   ensureMountTarget,
   ScratchInterrupted,
+  ScratchInUseError,
   ScratchSetupError,
   waitForFileSystem,
   waitForMountTarget,
@@ -201,14 +202,42 @@ describe('scratch provisioning (emulator)', () => {
     const ownerTag = async () =>
       (await efs().send(new DescribeFileSystemsCommand({ FileSystemId: id }))).FileSystems![0].Tags;
 
-    it('is refused while its owner runs and it has a mount target, and left as it was', async () => {
+    it('is refused while its owner runs, and left as it was', async () => {
       await expect(ensureFileSystem(efs(), ec2(), spec('us-east-1a', 'i-0bbbbbbbbbbbbbbbb'))).rejects.toThrow(
-        new RegExp(
-          `job job-1's file system ${id} is in use by instance ${owner} \\(running, mount target fsmt-\\w+ available\\): ` +
-            `wait for that run to end, or use another --job; if no run of job job-1 is left on ${owner}, run \`mountfleet scratch delete ${id}\``,
+        new ScratchInUseError(
+          `job job-1's file system ${id} belongs to instance ${owner} (running), which may be running the job: ` +
+            `wait for that run to end, or use another --job; if no run of job job-1 is left on ${owner}, run \`mountfleet scratch delete ${id}\` first`,
         ),
       );
       expect(await ownerTag()).toContainEqual({ Key: TAG_OWNER_INSTANCE, Value: owner });
+    });
+
+    it('is refused while its running owner has not made the mount target yet', async () => {
+      // The owner's run is between CreateFileSystem and CreateMountTarget: no mount target is no evidence
+      // that nobody uses the file system.
+      const fresh = await createScratchFileSystem(efs(), { fleet: 'f1', owner, job: 'job-2' }, 'mf/f1/job-2');
+      await expect(
+        ensureFileSystem(efs(), ec2(), { ...spec('us-east-1a', 'i-0bbbbbbbbbbbbbbbb'), jobId: 'job-2' }),
+      ).rejects.toThrow(ScratchInUseError);
+      expect(
+        (await efs().send(new DescribeFileSystemsCommand({ FileSystemId: fresh }))).FileSystems![0].Tags,
+      ).toContainEqual({ Key: TAG_OWNER_INSTANCE, Value: owner });
+    });
+
+    it('is adopted by exactly one of two instances that find its owner gone at the same moment', async () => {
+      await ec2().send(new TerminateInstancesCommand({ InstanceIds: [owner] }));
+      const adopters = ['i-0bbbbbbbbbbbbbbbb', 'i-0cccccccccccccccc'];
+      const outcomes = await Promise.allSettled(
+        adopters.map((instance) => ensureFileSystem(efs(), ec2(), spec('us-east-1a', instance))),
+      );
+      const won = outcomes.filter((o) => o.status === 'fulfilled');
+      const lost = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason as Error] : []));
+      expect(won).toHaveLength(1);
+      expect(lost).toHaveLength(1);
+      expect(lost[0]).toBeInstanceOf(ScratchInUseError);
+      const winner = adopters[outcomes.findIndex((o) => o.status === 'fulfilled')];
+      expect(await ownerTag()).toContainEqual({ Key: TAG_OWNER_INSTANCE, Value: winner });
+      expect(lost[0].message).toContain(`adopted at the same time by instance ${winner}`);
     });
 
     it('is refused when the owner cannot be looked up', async () => {

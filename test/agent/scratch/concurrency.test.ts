@@ -1,0 +1,252 @@
+/**
+ * `mountfleet scratch run` started side by side for real (the CLI bundle, the emulator, the IMDS stand-in,
+ * the stand-in EFS mount helper's tmpfs mounts): the same job twice on one instance, two jobs on one path,
+ * one job on two instances, a job's background processes, a hanging mount helper, and many jobs starting
+ * at once against a slow IMDS and a throttled emulator. Needs the built bundle.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { processGroupMembers } from '../../../core/scratch/job';
+import { FaultProxy } from '../../support/fault-proxy';
+import {
+  fileSystemsOf,
+  job,
+  launchInstance,
+  leftovers,
+  mountsUnder,
+  NOTHING_LEFT,
+  sleep,
+  stopInstance,
+  useScratchRuns,
+  type ScratchRun,
+} from './harness';
+
+jest.setTimeout(120_000);
+
+/** A job that says `ready`, then waits until the test creates $TEST_DIR/go, then runs `then`. */
+const waitForGo = (then = 'true') =>
+  job(`echo ready; while [ ! -e "$TEST_DIR/go" ]; do sleep 0.1; done; ${then}`);
+const go = (run: ScratchRun) => writeFileSync(join(run.dir, 'go'), '');
+
+describe('mountfleet scratch run side by side', () => {
+  const scratch = useScratchRuns(1);
+
+  it('refuses a second run of the same job on the instance before it creates anything, and waits with --wait-lock', async () => {
+    const first = await scratch.start({ job: 'twice', command: waitForGo() });
+    await first.waitFor(/^ready$/m);
+
+    const second = await scratch.start({ job: 'twice', command: job('echo second-ran') });
+    expect((await second.exited).code).toBe(75);
+    expect(second.stderr()).toMatch(
+      new RegExp(
+        `refusing: job twice of fleet scratch-it is already running on this instance: held by job twice at ${first.path} ` +
+          `\\(pid ${first.child.pid}, since \\S+\\); wait for it to end, or use another --job; --wait-lock\\[=SECONDS\\] waits for it instead`,
+      ),
+    );
+    expect(second.stderr()).not.toContain('second-ran');
+    expect(second.proxy.stats().total.requests).toBe(0); // not one AWS call
+
+    // A third one waits for the lock, then runs on a fresh file system once the first is done.
+    const third = await scratch.start({
+      job: 'twice',
+      command: job('echo third-ran'),
+      extraArgs: ['--wait-lock=60'],
+    });
+    await third.waitFor(
+      /job twice of fleet scratch-it is already running on this instance: .*: waiting \(at most 60 s\)/,
+    );
+    await sleep(500);
+    expect(third.proxy.stats().total.requests).toBe(0);
+    go(first);
+    expect((await first.exited).code).toBe(0);
+    expect((await third.exited).code).toBe(0);
+    expect(third.stderr()).toContain('third-ran');
+    expect(third.stderr()).toMatch(/created file system fs-/);
+    expect(await leftovers(scratch.net)).toEqual(NOTHING_LEFT);
+  });
+
+  it("refuses a second job on a path in use, and the first job's mount stays where it is", async () => {
+    const first = await scratch.start({
+      job: 'path-a',
+      command: waitForGo('mountpoint -q "$MOUNTFLEET_SCRATCH" && echo data > "$MOUNTFLEET_SCRATCH/out"'),
+    });
+    await first.waitFor(/^ready$/m);
+    const second = await scratch.start({
+      job: 'path-b',
+      command: job('echo second-ran'),
+      extraArgs: ['--path', first.path],
+    });
+    expect((await second.exited).code).toBe(75);
+    expect(second.stderr()).toContain(
+      `refusing: --path ${first.path} is in use on this instance by job path-a at ${first.path}`,
+    );
+    expect(second.proxy.stats().total.requests).toBe(0);
+    expect(mountsUnder(first.dir)).toEqual([first.path]);
+
+    go(first);
+    expect((await first.exited).code).toBe(0); // its write went to its own mount (mountpoint -q held)
+    expect(existsSync(first.path)).toBe(false); // nothing landed on the root disk under the path
+    expect(await leftovers(scratch.net)).toEqual(NOTHING_LEFT);
+  });
+
+  it("never shares a job's file system with a run of the same job on another instance", async () => {
+    // The first run is held between CreateFileSystem and CreateMountTarget: its file system has no mount
+    // target yet, which must not pass for "nobody uses it".
+    const first = await scratch.start({
+      job: 'two-hosts',
+      command: job('echo first-ran'),
+      faults: (p) =>
+        p.addRule({ service: 'efs', operation: 'CreateMountTarget', fault: { kind: 'delay', ms: 3000 } }),
+    });
+    await first.waitFor(/created file system fs-\w+/);
+    const other = await launchInstance(scratch.net);
+    try {
+      const second = await scratch.start({
+        job: 'two-hosts',
+        command: job('echo second-ran'),
+        instance: other,
+      });
+      expect((await second.exited).code).toBe(75);
+      const [fs] = await fileSystemsOf('two-hosts');
+      expect(second.stderr()).toContain(
+        `job two-hosts's file system ${fs.FileSystemId} belongs to instance ${scratch.instance.instanceId} (running)`,
+      );
+      expect(second.stderr()).not.toContain('second-ran');
+      for (const operation of ['TagResource', 'DeleteMountTarget', 'DeleteFileSystem', 'CreateMountTarget'])
+        expect({ operation, calls: second.proxy.count('efs', operation) }).toEqual({ operation, calls: 0 });
+
+      expect((await first.exited).code).toBe(0);
+      expect(first.stderr()).toContain('first-ran');
+      expect(first.stderr()).toContain(`deleted ${fs.FileSystemId}`);
+    } finally {
+      await stopInstance(other);
+    }
+    expect(await leftovers(scratch.net)).toEqual(NOTHING_LEFT);
+  });
+
+  it("stops the job's background processes (SIGTERM, then SIGKILL after the grace) before unmounting", async () => {
+    const run = await scratch.start({
+      job: 'background',
+      command: job(
+        // A writer that ignores SIGTERM and a plain sleeper, both left behind when the job's shell exits.
+        `(trap '' TERM; while :; do date >> "$MOUNTFLEET_SCRATCH/bg.log"; sleep 0.1; done) & ` +
+          `sleep 300 & echo started-background`,
+      ),
+    });
+    expect((await run.exited).code).toBe(0);
+    const pgid = Number(readFileSync(join(run.dir, 'job.pid'), 'utf8').trim());
+    expect(run.stderr()).toMatch(
+      /the job left \d+ process\(es\) behind: SIGTERM to its process group, 2 s to exit/,
+    );
+    expect(run.stderr()).toContain('still alive after 2 s: killing its process group');
+    expect(processGroupMembers(pgid)).toEqual([]);
+    await sleep(500);
+    expect(existsSync(run.path)).toBe(false); // nothing was written onto the root disk after the unmount
+    expect(await leftovers(scratch.net)).toEqual(NOTHING_LEFT);
+  });
+
+  it('stops at once on SIGTERM while the mount helper hangs, and tears down', async () => {
+    const run = await scratch.start({
+      job: 'hanging-helper',
+      command: job('echo job-ran'),
+      env: { MOUNTFLEET_STANDIN_MOUNT_DELAY_SECONDS: '300' },
+    });
+    await run.waitFor(/\[mounting\]/);
+    await sleep(300);
+    const signalled = Date.now();
+    run.child.kill('SIGTERM');
+    expect((await run.exited).code).toBe(143);
+    expect(Date.now() - signalled).toBeLessThan(10_000);
+    expect(run.stderr()).not.toContain('job-ran');
+    expect(mountsUnder(run.dir)).toEqual([]);
+    expect(await leftovers(scratch.net)).toEqual(NOTHING_LEFT);
+  });
+
+  it('checks the mount helper and the path before IMDS and AWS', async () => {
+    const imdsBefore = scratch.instance.imds.requests().length;
+    const noHelper = await scratch.start({
+      job: 'no-helper',
+      command: job('echo job-ran'),
+      env: { MOUNTFLEET_EFS_MOUNT_HELPER: '/nonexistent/mount.efs' },
+    });
+    expect((await noHelper.exited).code).toBe(2);
+    expect(noHelper.stderr()).toContain(
+      'MOUNTFLEET_EFS_MOUNT_HELPER=/nonexistent/mount.efs is not an executable file',
+    );
+    const mounted = await scratch.start({
+      job: 'path-mounted',
+      command: job('echo job-ran'),
+      extraArgs: ['--path', '/proc'],
+    });
+    expect((await mounted.exited).code).toBe(2);
+    expect(mounted.stderr()).toContain('--path /proc is already a mount point');
+    for (const run of [noHelper, mounted]) {
+      expect(run.stderr()).not.toContain('job-ran');
+      expect(run.proxy.stats().total.requests).toBe(0);
+    }
+    expect(scratch.instance.imds.requests().length).toBe(imdsBefore);
+  });
+
+  it('stops at once on SIGTERM while IMDS does not answer', async () => {
+    scratch.instance.imds.setDelay(120_000);
+    const run = await scratch.start({ job: 'imds-stop', command: job('echo job-ran') });
+    await sleep(1500);
+    const signalled = Date.now();
+    run.child.kill('SIGTERM');
+    const { code } = await run.exited;
+    expect({ code, stderr: run.stderr() }).toEqual({ code: 1, stderr: expect.stringContaining('SIGTERM') });
+    expect(Date.now() - signalled).toBeLessThan(5000); // not the 15 s IMDS budget
+    expect(run.stderr()).toMatch(/cannot read latest\/\S+ from IMDS at .*, stopped: /);
+    expect(run.proxy.stats().total.requests).toBe(0);
+  });
+
+  it('names IMDS, its budget and the attempts when IMDS never answers, having created nothing', async () => {
+    scratch.instance.imds.setDelay(120_000);
+    const started = Date.now();
+    const run = await scratch.start({ job: 'no-imds', command: job('echo job-ran') });
+    expect((await run.exited).code).toBe(1);
+    const seconds = (Date.now() - started) / 1000;
+    expect(seconds).toBeGreaterThanOrEqual(14);
+    expect(seconds).toBeLessThan(25);
+    expect(run.stderr()).toMatch(
+      new RegExp(
+        `cannot read this instance's identity from IMDS \\(cannot read latest/\\S+ from IMDS at ${scratch.instance.imds.endpoint}: ` +
+          `\\d+ attempt\\(s\\) in 1\\d\\.\\d s \\(budget 15 s, 1 s per attempt\\): no answer within 1000 ms\\)`,
+      ),
+    );
+    expect(run.stderr()).toContain('nothing was created');
+    expect(run.proxy.stats().total.requests).toBe(0);
+  });
+});
+
+describe('mountfleet scratch run: many jobs starting at once', () => {
+  const scratch = useScratchRuns(1);
+  const JOBS = 30;
+
+  it('all succeed against an IMDS that stalls at first and an emulator that throttles', async () => {
+    // One account-wide rate limit, as AWS throttles per account and Region: all runs share this proxy.
+    const shared = await FaultProxy.start({ target: scratch.emulator });
+    shared.setRateLimit({ service: 'efs', ratePerSecond: 10, burst: 10 });
+    // IMDS answers nothing in time for the first 10 s (each attempt times out after 1 s), then recovers.
+    scratch.instance.imds.setDelay(1500);
+    setTimeout(() => scratch.instance.imds.setDelay(0), 10_000).unref();
+    try {
+      const runs = await Promise.all(
+        Array.from({ length: JOBS }, (_, i) =>
+          scratch.start({
+            job: `burst-${i}`,
+            command: job('echo ok > "$MOUNTFLEET_SCRATCH/ok" && cat "$MOUNTFLEET_SCRATCH/ok"'),
+            env: { AWS_ENDPOINT_URL: shared.endpoint },
+          }),
+        ),
+      );
+      const codes = await Promise.all(runs.map(async (r) => (await r.exited).code));
+      const failed = runs.filter((_, i) => codes[i] !== 0).map((r) => r.stderr());
+      expect(failed).toEqual([]);
+      expect(shared.stats().byService.efs.faulted).toBeGreaterThan(0); // throttling did happen
+      expect(await leftovers(scratch.net)).toEqual(NOTHING_LEFT);
+    } finally {
+      await shared.stop();
+    }
+  });
+});
