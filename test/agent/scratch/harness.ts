@@ -336,6 +336,11 @@ export type HeldPhase = 'creating' | 'waiting' | 'mount-target' | 'mounting' | '
 export interface PhaseHold {
   readonly spec: JobSpec;
   readonly when: RegExp;
+  /**
+   * The EFS call being held, when the phase's line is printed before that call is sent: signalWhenHeld waits
+   * until the proxy has it (a busy machine can take longer than the settle time to send it).
+   */
+  readonly heldCall?: string;
 }
 
 const AVAILABLE = /("LifeCycleState"\s*:\s*)"available"/g;
@@ -353,7 +358,11 @@ export function holdIn(phase: HeldPhase, jobId: string, seconds: number): PhaseH
     p.addRule({ service: 'efs', operation, fault: { kind: 'delay', ms: seconds * 1000 } });
   switch (phase) {
     case 'creating':
-      return { spec: { ...spec, faults: delayed('CreateFileSystem') }, when: /\[creating\]/ };
+      return {
+        spec: { ...spec, faults: delayed('CreateFileSystem') },
+        when: /\[creating\]/,
+        heldCall: 'CreateFileSystem',
+      };
     case 'waiting':
       return {
         spec: {
@@ -399,6 +408,9 @@ export async function signalWhenHeld(
 ): Promise<ScratchRun> {
   const run = await runs.start(hold.spec);
   await run.waitFor(hold.when);
+  const giveUpAt = Date.now() + 10_000;
+  while (hold.heldCall && run.proxy.count('efs', hold.heldCall) === 0 && Date.now() < giveUpAt)
+    await sleep(20);
   await sleep(settleMs);
   run.child.kill(signal);
   await run.exited;
