@@ -143,6 +143,7 @@ export class FaultProxy {
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly log: RequestRecord[] = [];
   private counters = emptyCounters();
+  private readonly arrivals = new Map<string, number>();
   private nextRuleId = 1;
   private stopped = false;
 
@@ -217,6 +218,7 @@ export class FaultProxy {
 
   resetStats(): void {
     this.counters = emptyCounters();
+    this.arrivals.clear();
     this.log.length = 0;
   }
 
@@ -229,6 +231,14 @@ export class FaultProxy {
     const key = operation === undefined ? service : `${service}:${operation}`;
     const table = operation === undefined ? this.counters.byService : this.counters.byOperation;
     return table[key]?.requests ?? 0;
+  }
+
+  /**
+   * Requests that have reached the proxy for a service's operation, counted on arrival: unlike count(), this
+   * includes requests still held by a delay or a black hole.
+   */
+  arrived(service: ServiceName, operation: string): number {
+    return this.arrivals.get(`${service}:${operation}`) ?? 0;
   }
 
   /** The most recent requests (up to 10,000), oldest first. */
@@ -263,6 +273,8 @@ export class FaultProxy {
       attempt: attemptOf(req.headers),
     };
 
+    const arrivalKey = `${service}:${info.operation}`;
+    this.arrivals.set(arrivalKey, (this.arrivals.get(arrivalKey) ?? 0) + 1);
     const fault = this.pickFault(info);
     let outcome: Outcome = fault?.kind ?? 'forwarded';
     if (fault?.kind === 'delay') await this.sleep(fault.ms);

@@ -4,7 +4,9 @@
  * one job on two instances, a job's background processes, a hanging mount helper, and many jobs starting
  * at once against a slow IMDS and a throttled emulator. Needs the built bundle.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { processGroupMembers } from '../../../core/scratch/job';
 import { FaultProxy } from '../../support/fault-proxy';
@@ -173,13 +175,23 @@ describe('mountfleet scratch run side by side', () => {
     expect(noHelper.stderr()).toContain(
       'MOUNTFLEET_EFS_MOUNT_HELPER=/nonexistent/mount.efs is not an executable file',
     );
-    const mounted = await scratch.start({
-      job: 'path-mounted',
-      command: job('echo job-ran'),
-      extraArgs: ['--path', '/proc'],
-    });
-    expect((await mounted.exited).code).toBe(2);
-    expect(mounted.stderr()).toContain('--path /proc is already a mount point');
+    // Something else already mounted at --path (a tmpfs of this test's own, removed below).
+    const busy = join(mkdtempSync(join(tmpdir(), 'mf-busy-')), 'scratch');
+    mkdirSync(busy);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'mountfleet-test-busy', busy]);
+    let mounted;
+    try {
+      mounted = await scratch.start({
+        job: 'path-mounted',
+        command: job('echo job-ran'),
+        extraArgs: ['--path', busy],
+      });
+      expect((await mounted.exited).code).toBe(2);
+    } finally {
+      execFileSync('umount', [busy]);
+      rmSync(join(busy, '..'), { recursive: true, force: true });
+    }
+    expect(mounted.stderr()).toContain(`--path ${busy} is already a mount point`);
     for (const run of [noHelper, mounted]) {
       expect(run.stderr()).not.toContain('job-ran');
       expect(run.proxy.stats().total.requests).toBe(0);

@@ -338,7 +338,7 @@ export interface PhaseHold {
   readonly when: RegExp;
   /**
    * The EFS call being held, when the phase's line is printed before that call is sent: signalWhenHeld waits
-   * until the proxy has it (a busy machine can take longer than the settle time to send it).
+   * until it has reached the proxy (a busy machine can take longer than the settle time to send it).
    */
   readonly heldCall?: string;
 }
@@ -409,7 +409,7 @@ export async function signalWhenHeld(
   const run = await runs.start(hold.spec);
   await run.waitFor(hold.when);
   const giveUpAt = Date.now() + 10_000;
-  while (hold.heldCall && run.proxy.count('efs', hold.heldCall) === 0 && Date.now() < giveUpAt)
+  while (hold.heldCall && run.proxy.arrived('efs', hold.heldCall) === 0 && Date.now() < giveUpAt)
     await sleep(20);
   await sleep(settleMs);
   run.child.kill(signal);
