@@ -1,6 +1,6 @@
 /** `mountfleet down`: asks the running agent to unmount everything and waits until it has. */
 import { parseWholeNumber } from '../args';
-import type { RegisterCommand } from '../cli';
+import type { RegisterCommand } from '../command';
 import { systemClock } from '../../core/clock';
 import { agentPaths } from '../../core/mountpoint/paths';
 import {

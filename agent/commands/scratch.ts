@@ -5,7 +5,8 @@
 import { Command, Option } from 'commander';
 import { EXIT_USAGE, parseWholeNumber, UsageError } from '../args';
 import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
-import { printJson, type RegisterCommand } from '../cli';
+import type { RegisterCommand } from '../command';
+import { printJson } from '../output';
 import { ec2Client, efsClient } from '../../core/aws';
 import { metadataService, readInstanceIdentity } from '../../core/imds';
 import {

@@ -7,7 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import { UsageError } from '../args';
-import type { RegisterCommand } from '../cli';
+import type { RegisterCommand } from '../command';
 import { autoScalingClient, ec2Client, s3ExpressClient } from '../../core/aws';
 import { systemClock } from '../../core/clock';
 import { loadAgentConfig } from '../../core/config';
