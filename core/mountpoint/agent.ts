@@ -20,14 +20,8 @@ import { probeExpressBucket, type ProbeResult } from './express-probe';
 import { discoverInstanceStore, listNetworkInterfaces, readMemory, type MemoryFacts } from './host';
 import type { InstanceTypeFacts } from './instance-types';
 import { topMount } from './mountinfo';
-import {
-  processAlive,
-  processStartTime,
-  statePath,
-  writeState,
-  type AgentState,
-  type MountState,
-} from './state';
+import { processAlive, processStartTime } from '../processes';
+import { statePath, writeState, type AgentState, type MountState } from './state';
 import { PathSwitcher } from './switcher';
 import { renderCloudWatchAgentConfig, renderMountUnit, unitName } from './systemd';
 import { Supervisor } from './supervisor';
