@@ -14,7 +14,7 @@ import { loadAgentConfig } from '../../core/config';
 import { metadataService, readInstanceIdentity } from '../../core/imds';
 import { gatherHostFacts, MountAgent, type AgentOptions } from '../../core/mountpoint/agent';
 import { installMountpoint } from '../../core/mountpoint/install';
-import { handleAutoScalingTermination } from '../../core/mountpoint/termination-hook';
+import { handleAutoScalingTermination } from '../../core/termination-hook';
 import { lookupInstanceType } from '../../core/mountpoint/instance-types';
 import { agentPaths } from '../../core/mountpoint/paths';
 
