@@ -19,7 +19,7 @@ import {
 import { probeExpressBucket, type ProbeResult } from './express-probe';
 import { discoverInstanceStore, listNetworkInterfaces, readMemory, type MemoryFacts } from './host';
 import type { InstanceTypeFacts } from './instance-type-facts';
-import { topMount } from './mountinfo';
+import { topMount } from '../mountinfo';
 import { processAlive, processStartTime } from '../processes';
 import { statePath, writeState, type AgentState, type MountState } from './state';
 import { PathSwitcher } from './switcher';

@@ -8,7 +8,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { execCommand, type CommandRunner } from './cache-volume';
-import { mountStack, sameMount, topMount, type MountEntry } from './mountinfo';
+import { mountStack, sameMount, topMount, type MountEntry } from '../mountinfo';
 
 export interface Layer {
   /** The directory bound onto the user's path (a Mountpoint process's mount point). */

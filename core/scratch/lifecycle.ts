@@ -18,6 +18,7 @@ import { backoffDelay, systemClock, type Clock } from '../clock';
 import { markTeardownStarted, teardownFileSystem } from '../efs-teardown';
 import { errorName, errorText } from '../errors';
 import { tagValue } from '../fleet-file-systems';
+import type { MountEntry } from '../mountinfo';
 import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE } from '../tags';
 import {
   describeTermination,
@@ -26,7 +27,7 @@ import {
   type TerminationNotice,
 } from '../termination-watch';
 import { signalNumber, startJob, type JobExit, type RunningJob } from './job';
-import { isMounted, mountFileSystem, topMountAt, unmount, type MountIdentity } from './mount';
+import { isMounted, mountFileSystem, topMountAt, unmount } from './mount';
 import { creationToken } from './naming';
 import {
   CreateOutcomeUnknown,
@@ -415,8 +416,8 @@ interface RunResources {
   fileSystemId?: string;
   /** CreateFileSystem got no clear answer: a file system with the job's token may be this run's. */
   createOutcomeUnknown: boolean;
-  /** The mount this run made at the path (mount id and source in /proc/self/mountinfo). */
-  mount?: MountIdentity;
+  /** The mount this run made at the path (its /proc/self/mountinfo entry). */
+  mount?: MountEntry;
   /** The outermost directory this run created for the path (mkdirSync's answer), if any. */
   firstCreatedDirectory?: string;
 }
