@@ -3,7 +3,7 @@
  * core/scratch; this file reads flags, IMDS and agent.json, wires signals, and prints.
  */
 import { Command, Option } from 'commander';
-import { EXIT_USAGE, parseWholeNumber, UsageError } from '../args';
+import { EXIT_USAGE, parsePositive, parseWholeNumber, UsageError } from '../args';
 import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
 import type { RegisterCommand } from '../command';
 import { printJson } from '../output';
@@ -87,7 +87,10 @@ async function run(command: string[], opts: RunOptions): Promise<number> {
         });
 
   if (opts.expectedIo !== undefined) {
-    const verdict = burstCreditPreflight(parseBytes(opts.expectedIo), opts.strict ?? false);
+    const verdict = burstCreditPreflight(
+      parsePositive('--expected-io', opts.expectedIo, parseBytes),
+      opts.strict ?? false,
+    );
     if (verdict.status === 'refuse') {
       say(`refusing (--strict): ${verdict.message}`);
       return EXIT_USAGE;
