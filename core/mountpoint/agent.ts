@@ -9,13 +9,8 @@ import { dirname, join } from 'node:path';
 import { systemClock, type Clock } from '../clock';
 import type { AgentConfig } from '../config';
 import type { InstanceIdentity } from '../imds';
-import {
-  execCommand,
-  planCacheVolume,
-  prepareCacheVolume,
-  type CacheVolume,
-  type CommandRunner,
-} from './cache-volume';
+import { planCacheVolume, prepareCacheVolume, type CacheVolume } from './cache-volume';
+import { execCommand, type CommandRunner } from './command-runner';
 import { probeExpressBucket, type ProbeResult } from './express-probe';
 import { discoverInstanceStore, listNetworkInterfaces, readMemory, type MemoryFacts } from './host';
 import type { InstanceTypeFacts } from './instance-type-facts';

@@ -3,11 +3,10 @@
  * a bounded directory on the root volume. Preparing it runs mdadm/mkfs/mount through a CommandRunner so
  * tests check the exact commands without formatting disks.
  */
-import { execFile } from 'node:child_process';
 import { chmodSync, chownSync, lstatSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { isMountPoint } from '../mountinfo';
+import { execCommand, type CommandRunner } from './command-runner';
 import type { NvmeDisk } from './host';
 
 export const INSTANCE_STORE_MOUNT_POINT = '/mnt/mountfleet-cache';
@@ -77,21 +76,6 @@ export function planCacheVolume(
       `capped at ${ROOT_CACHE_CAP_MIB} MiB so the job keeps its disk`,
   };
 }
-
-/** Runs a program; resolves to stdout, rejects with stderr in the message. */
-export type CommandRunner = (file: string, args: readonly string[]) => Promise<string>;
-
-export const execCommand: CommandRunner = async (file, args) => {
-  try {
-    const { stdout } = await promisify(execFile)(file, [...args], { encoding: 'utf8' });
-    return stdout;
-  } catch (e) {
-    const err = e as Error & { stderr?: string };
-    throw new Error(`${file} ${args.join(' ')} failed: ${(err.stderr ?? '').trim() || err.message}`, {
-      cause: e,
-    });
-  }
-};
 
 /**
  * Makes the instance-store volume usable: RAID 0 when several disks, ext4 with no reserved

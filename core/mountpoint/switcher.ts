@@ -7,7 +7,7 @@
  * detached layer keep working until closed. There is never a moment with nothing mounted on the path.
  */
 import { mkdirSync } from 'node:fs';
-import { execCommand, type CommandRunner } from './cache-volume';
+import { execCommand, type CommandRunner } from './command-runner';
 import { mountStack, sameMount, topMount, type MountEntry } from '../mountinfo';
 
 export interface Layer {
