@@ -14,7 +14,8 @@ import {
   listScratchFileSystems,
   NotThisFleetsError,
 } from '../../core/scratch/inventory';
-import { EXIT_IN_USE, runScratchJob, MAX_SPOT_POLL_MS, type StopReason } from '../../core/scratch/lifecycle';
+import { EXIT_IN_USE, runScratchJob, MAX_SPOT_POLL_MS } from '../../core/scratch/lifecycle';
+import type { StopReason } from '../../core/scratch/supervise';
 import { generateJobId, jobIdProblem } from '../../core/scratch/naming';
 import {
   burstCreditPreflight,
