@@ -23,7 +23,7 @@ import {
   parseBytes,
   rootProblem,
 } from '../../core/scratch/preflight';
-import { ScratchInUseError } from '../../core/scratch/provision';
+import { ScratchInUseError } from '../../core/scratch/setup-errors';
 import { holdJobAndPath } from '../../core/scratch/run-locks';
 import { terminationNoticeReader } from '../../core/termination-watch';
 import { registerScratchRun } from '../../core/scratch/registry';

@@ -22,16 +22,10 @@ import {
 } from '../termination-watch';
 import { signalNumber, startJob, type JobExit } from './job';
 import { isMounted, mountFileSystem, topMountAt } from './mount';
-import {
-  CreateOutcomeUnknown,
-  ensureFileSystem,
-  ensureMountTarget,
-  ScratchInterrupted,
-  ScratchInUseError,
-  waitForFileSystem,
-  waitForMountTarget,
-  type WaitOptions,
-} from './provision';
+import { ensureMountTarget, waitForMountTarget } from './mount-target';
+import type { WaitOptions } from './poll';
+import { ensureFileSystem, waitForFileSystem } from './provision';
+import { CreateOutcomeUnknown, ScratchInterrupted, ScratchInUseError } from './setup-errors';
 import { stopProcessGroup, superviseJob, type StopReason } from './supervise';
 import {
   reportTeardown,
