@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { processGroupMembers } from '../../../core/scratch/job';
+import { processGroupMembers } from '../../../core/processes';
 import { FaultProxy } from '../../support/fault-proxy';
 import {
   fileSystemsOf,
