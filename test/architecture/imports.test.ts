@@ -118,6 +118,7 @@ describe('import graph', () => {
     expect(EDGES.length).toBeGreaterThan(FILES.length);
   });
 
+  // Type-only imports count too: two modules whose types need each other cannot be understood apart.
   test('has no cycles', () => {
     expect(cycles()).toEqual([]);
   });
@@ -171,6 +172,10 @@ describe('import graph', () => {
     expect(
       violations(under('lib'), (e) => !e.external && (under('agent')(e.to) || under('lambda')(e.to))),
     ).toEqual([]);
+  });
+
+  test('bin/ composes constructs: it imports lib/ only, never core/ or agent/', () => {
+    expect(violations(under('bin'), (e) => !e.external && !under('lib')(e.to))).toEqual([]);
   });
 
   test('commands never import agent/cli.ts', () => {
