@@ -1,12 +1,13 @@
 /**
  * The `mountfleet` command line. Each command lives in agent/commands/<name>.ts and exports a
- * `register(program, ctx)` function called here. Results (tables, reports) go to stdout, `--json` as one
+ * `register(program, ctx)` function (agent/command.ts) called here. Results (tables, reports) go to stdout, `--json` as one
  * JSON document; progress and logs go to stderr.
  */
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../core/config';
 import { VERSION } from '../core/version';
 import { EXIT_FAILURE, EXIT_USAGE, UsageError } from './args';
+import type { CliContext, RegisterCommand } from './command';
 import { register as registerBench } from './commands/bench';
 import { register as registerDown } from './commands/down';
 import { register as registerPlan } from './commands/plan';
@@ -16,18 +17,6 @@ import { register as registerShard } from './commands/shard';
 import { register as registerStatus } from './commands/status';
 import { register as registerTune } from './commands/tune';
 import { register as registerUp } from './commands/up';
-
-/** Shared by all commands: a command's action sets `exitCode` to pass a status through. */
-export interface CliContext {
-  exitCode: number;
-}
-
-/** Prints `value` as the one pretty-printed JSON document a `--json` run writes on stdout. */
-export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
-}
-
-export type RegisterCommand = (program: Command, ctx: CliContext) => void;
 
 // In the order `--help` lists them: on an instance first, then operators, then planning tools.
 const COMMANDS: RegisterCommand[] = [

@@ -1,19 +1,13 @@
-import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { ArnFormat, Duration, RemovalPolicy, Size, Stack, Tags, Token } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Size, Stack, Tags } from 'aws-cdk-lib';
 import * as autoscaling from 'aws-cdk-lib/aws-autoscaling';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
-import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import { Construct } from 'constructs';
 import {
   AGENT_CONFIG_VERSION,
-  DEFAULT_AGENT_CONFIG_PATH,
-  DIRECTORY_BUCKET_NAME_PATTERN,
   MOUNTPOINT_DEFAULT_VERSION,
   type AgentConfigInput,
   type CachePolicy,
@@ -23,32 +17,16 @@ import {
   MOUNTPOINT_FLEET_DIMENSION,
   MOUNTPOINT_METRICS_NAMESPACE,
 } from '../core/metrics';
-import { agentPaths } from '../core/mountpoint/paths';
-import { packageRoot } from '../core/package-root';
 import { TAG_FLEET } from '../core/tags';
 import type { IExpressCache } from './express-cache';
 import type { IFleetNetwork } from './fleet-network';
 import { renderAgentConfig } from './private/agent-config';
-import { acknowledge, acknowledgeWildcardResource } from './private/nag';
-import {
-  AGENT_BUNDLE_PATH,
-  AGENT_UNIT_NAME,
-  agentUnit,
-  installCloudWatchAgentCommands,
-  installEfsUtilsCommands,
-  installNodeCommands,
-  launcherCommands,
-  retryFunctionCommands,
-  verifyBundleCommands,
-  writeFileCommand,
-} from './private/user-data';
-import {
-  invalidProp,
-  validateAzIds,
-  validateFleetId,
-  validateMountPath,
-  validateMountPrefix,
-} from './private/validation';
+import { grantAgentBasics, grantFleetMetrics } from './private/fleet-grants';
+import { architectureOf, chooseZones, validateCapacity } from './private/fleet-placement';
+import { agentBundle, fleetUserData } from './private/fleet-user-data';
+import { grantBucketMount } from './private/mount-grants';
+import { acknowledge } from './private/nag';
+import { invalidProp, validateFleetId, validateMountPath, validateMountPrefix } from './private/validation';
 import type { ScratchFileSystems } from './scratch-file-systems';
 
 /** One S3 bucket (or prefix) the agent mounts with Mountpoint on every instance. */
@@ -183,9 +161,18 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
         "give both the same fleetId (the scratch IAM keys on it: the agent's requests would be denied at run time)",
       );
     }
-    this.azIds = this.chooseZones(props, usesExpress);
+    this.azIds = chooseZones(this, {
+      network: props.network,
+      azIds: props.azIds,
+      expressCache: props.expressCache,
+      scratch: props.scratch,
+    });
     const architecture = architectureOf(this, props.instanceTypes ?? DEFAULT_INSTANCE_TYPES);
-    this.validateCapacity(props);
+    validateCapacity(this, {
+      minCapacity: props.minCapacity ?? 0,
+      maxCapacity: props.maxCapacity ?? 4,
+      onDemandPercentageAboveBaseCapacity: props.onDemandPercentageAboveBaseCapacity ?? 0,
+    });
 
     this.securityGroup =
       props.securityGroup ??
@@ -202,55 +189,38 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
     this.grantPrincipal = this.role;
     this.terminationHookName = `mountfleet-${props.fleetId}-teardown`;
 
-    mounts.forEach((m) => this.grantMount(m));
+    mounts.forEach((m) => {
+      const write = (m.access ?? 'read-only') === 'read-write';
+      grantBucketMount(this, this.role, {
+        bucket: m.bucket,
+        prefix: m.prefix ?? '',
+        write,
+        delete: write,
+        description: m.path,
+      });
+    });
     props.expressCache?.grantMountpointCache(this.role);
     if (props.scratch) {
       props.scratch.allowMountsFrom(this);
       props.scratch.grantCreateAndDelete(this.role);
     }
-    this.grantAgentBasics();
+    grantAgentBasics(this.role, props.fleetId);
     this.metricsLogGroup = new logs.LogGroup(this, 'MetricsLogGroup', {
       logGroupName: agentMetricsLogGroupName(props.fleetId),
       retention: props.metricsLogRetention ?? logs.RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
     });
-    this.grantMetrics();
+    grantFleetMetrics(this.role, this.metricsLogGroup);
 
     this.agentConfigJson = renderAgentConfig(
       this,
       this.agentConfig(props, mounts, defaultCache, usesExpress),
     );
-    const bundle = this.agentBundle();
-    // Exactly the bundle object, not the whole assets bucket that Asset.grantRead would open.
-    iam.Grant.addToPrincipal({
-      grantee: this.role,
-      actions: ['s3:GetObject'],
-      resourceArns: [bundle.asset.bucket.arnForObjects(bundle.asset.s3ObjectKey)],
+    const userData = fleetUserData(this, {
+      bundle: agentBundle(this, this.role),
+      agentConfigJson: this.agentConfigJson,
+      scratch: props.scratch !== undefined,
     });
-
-    const userData = ec2.UserData.forLinux();
-    userData.addCommands(
-      'set -euo pipefail',
-      ...retryFunctionCommands(),
-      ...installNodeCommands(),
-      ...(props.scratch ? installEfsUtilsCommands() : []),
-      // Mountpoint always exports OTLP metrics to the local CloudWatch agent (see the agent's tuning).
-      ...installCloudWatchAgentCommands(agentPaths({}).cloudWatchAgentConfigFile),
-    );
-    userData.addS3DownloadCommand({
-      bucket: bundle.asset.bucket,
-      bucketKey: bundle.asset.s3ObjectKey,
-      localFile: AGENT_BUNDLE_PATH,
-      region: Stack.of(this).region,
-    });
-    userData.addCommands(
-      ...verifyBundleCommands(AGENT_BUNDLE_PATH, bundle.sha256),
-      ...launcherCommands(),
-      ...writeFileCommand(DEFAULT_AGENT_CONFIG_PATH, this.agentConfigJson, '0644'),
-      ...writeFileCommand(`/etc/systemd/system/${AGENT_UNIT_NAME}`, agentUnit(), '0644'),
-      'systemctl daemon-reload',
-      `systemctl enable --now ${AGENT_UNIT_NAME}`,
-    );
 
     this.launchTemplate = new ec2.LaunchTemplate(this, 'LaunchTemplate', {
       machineImage:
@@ -339,158 +309,6 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
     });
   }
 
-  /**
-   * The CloudWatch agent: PutMetricData to the mountfleet namespace only, the group name for its one
-   * dimension, and log streams in the fleet's metrics log group only (no CreateLogGroup, no retention).
-   */
-  private grantMetrics(): void {
-    acknowledgeWildcardResource(
-      this.role,
-      '*',
-      'cloudwatch:PutMetricData has no resource type and is limited by the cloudwatch:namespace condition to the mountfleet namespace; ec2:DescribeTags has no resource type (the CloudWatch agent reads its own aws:autoscaling:groupName tag for the AutoScalingGroupName dimension).',
-    );
-    this.role.addToPolicy(
-      new iam.PolicyStatement({
-        sid: 'PublishMountpointMetrics',
-        actions: ['cloudwatch:PutMetricData'],
-        resources: ['*'],
-        conditions: { StringEquals: { 'cloudwatch:namespace': MOUNTPOINT_METRICS_NAMESPACE } },
-      }),
-    );
-    this.role.addToPolicy(
-      new iam.PolicyStatement({
-        sid: 'ReadOwnGroupNameForMetrics',
-        actions: ['ec2:DescribeTags'],
-        resources: ['*'],
-      }),
-    );
-    const streams = Stack.of(this).formatArn({
-      service: 'logs',
-      resource: 'log-group',
-      resourceName: `${this.metricsLogGroup.logGroupName}:log-stream:*`,
-      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-    });
-    acknowledgeWildcardResource(
-      this.role,
-      streams,
-      "The CloudWatch agent names each instance's log stream by its instance id, unknown at deploy; the streams are those of the fleet's own metrics log group only.",
-    );
-    this.role.addToPolicy(
-      new iam.PolicyStatement({
-        sid: 'ShipAgentMetricsLog',
-        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-        resources: [streams],
-      }),
-    );
-  }
-
-  /** Exactly the mounted prefix: list under it, read its objects — and for read-write, write and delete them. */
-  private grantMount(m: FleetMount): void {
-    const write = (m.access ?? 'read-only') === 'read-write';
-    if (m.bucket.encryptionKey) {
-      if (write) m.bucket.encryptionKey.grantEncryptDecrypt(this.role);
-      else m.bucket.encryptionKey.grantDecrypt(this.role);
-    }
-    if (DIRECTORY_BUCKET_NAME_PATTERN.test(m.bucket.bucketName)) {
-      this.grantDirectoryBucketMount(m.bucket, write);
-      return;
-    }
-    const prefix = m.prefix ?? '';
-    const objects = m.bucket.arnForObjects(`${prefix}*`);
-    acknowledgeWildcardResource(
-      this.role,
-      objects,
-      `Mountpoint reads any object under the mounted prefix "${prefix}" of ${m.path}; the prefix is the narrowest unit a mount has.`,
-    );
-    iam.Grant.addToPrincipal({
-      grantee: this.role,
-      actions: ['s3:ListBucket'],
-      resourceArns: [m.bucket.bucketArn],
-      conditions: prefix ? { StringLike: { 's3:prefix': [prefix, `${prefix}*`] } } : undefined,
-    });
-    iam.Grant.addToPrincipal({
-      grantee: this.role,
-      actions: write
-        ? ['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload', 's3:DeleteObject']
-        : ['s3:GetObject'],
-      resourceArns: [objects],
-    });
-  }
-
-  /**
-   * A directory bucket (S3 Express One Zone) authorizes by session, not by object: `s3express:CreateSession` on
-   * the bucket, and a read-only mount may only open `ReadOnly` sessions. Sessions cover the whole bucket, so a
-   * prefix cannot narrow the grant.
-   */
-  private grantDirectoryBucketMount(bucket: s3.IBucket, write: boolean): void {
-    iam.Grant.addToPrincipal({
-      grantee: this.role,
-      actions: ['s3express:CreateSession'],
-      resourceArns: [
-        Stack.of(this).formatArn({
-          service: 's3express',
-          account: bucket.env.account,
-          resource: 'bucket',
-          resourceName: bucket.bucketName,
-        }),
-      ],
-      conditions: write ? undefined : { StringEquals: { 's3express:SessionMode': 'ReadOnly' } },
-    });
-  }
-
-  /** Tuning (instance type facts) and the termination hook of this fleet's group only. */
-  private grantAgentBasics(): void {
-    // arn:aws:autoscaling:R:A:autoScalingGroup:<uuid>:autoScalingGroupName/<name> — colons after the type.
-    const asgArns = Stack.of(this).formatArn({
-      service: 'autoscaling',
-      resource: 'autoScalingGroup',
-      resourceName: '*:autoScalingGroupName/*',
-      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-    });
-    acknowledgeWildcardResource(
-      this.role,
-      '*',
-      'Describe/list calls without resource-level permissions (ec2:DescribeInstanceTypes, DescribeSubnets, DescribeNetworkInterfaces, DescribeInstances, autoscaling:DescribeAutoScalingInstances, elasticfilesystem:DescribeFileSystems), and elasticfilesystem:CreateFileSystem, which has no resource type and is gated by conditions on the fleet tag, the allowed tag keys and encryption.',
-    );
-    acknowledgeWildcardResource(
-      this.role,
-      asgArns,
-      "Group ARNs carry a generated UUID; CompleteLifecycleAction and RecordLifecycleActionHeartbeat evaluate autoscaling:ResourceTag on the group (Service Authorization Reference), which limits them to this fleet's group.",
-    );
-    this.role.addToPolicy(
-      new iam.PolicyStatement({
-        sid: 'DescribeForTuningAndTeardown',
-        actions: ['ec2:DescribeInstanceTypes', 'autoscaling:DescribeAutoScalingInstances'],
-        resources: ['*'],
-      }),
-    );
-    this.role.addToPolicy(
-      new iam.PolicyStatement({
-        sid: 'CompleteOwnTerminationHook',
-        actions: ['autoscaling:CompleteLifecycleAction', 'autoscaling:RecordLifecycleActionHeartbeat'],
-        resources: [asgArns],
-        conditions: { StringEquals: { [`autoscaling:ResourceTag/${TAG_FLEET}`]: this.fleetId } },
-      }),
-    );
-  }
-
-  /** The agent bundle as an asset, and its sha256, which user data checks before running it. */
-  private agentBundle(): { asset: s3assets.Asset; sha256: string } {
-    const path = join(packageRoot(), 'dist', 'agent', 'mountfleet.js');
-    if (!existsSync(path)) {
-      invalidProp(
-        this,
-        'agent',
-        `the agent bundle ${path} does not exist`,
-        'run `node scripts/bundle.mjs` (npm run build does)',
-      );
-    }
-    return {
-      asset: new s3assets.Asset(this, 'AgentBundle', { path }),
-      sha256: createHash('sha256').update(readFileSync(path)).digest('hex'),
-    };
-  }
-
   private agentConfig(
     props: ComputeFleetProps,
     mounts: FleetMount[],
@@ -523,90 +341,4 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
     if (props.scratch) config.scratch = props.scratch.agentSettings();
     return config;
   }
-
-  private chooseZones(props: ComputeFleetProps, usesExpress: boolean): string[] {
-    const networkZones = Object.keys(props.network.subnets);
-    const cacheZones = props.expressCache?.azIds ?? [];
-    let zones: string[];
-    if (props.azIds) {
-      validateAzIds(this, 'azIds', props.azIds, Stack.of(this).region);
-      zones = [...props.azIds];
-      zones.forEach((azId, i) => {
-        if (!props.network.subnets[azId]) {
-          invalidProp(
-            this,
-            `azIds[${i}]`,
-            `the network has no subnet in ${azId}`,
-            `it has ${networkZones.join(', ')}`,
-          );
-        }
-        if (usesExpress && !cacheZones.includes(azId)) {
-          invalidProp(
-            this,
-            `azIds[${i}]`,
-            `${azId} has no Express cache bucket`,
-            `add it to the cache (which has ${cacheZones.join(', ')}) or leave it out`,
-          );
-        }
-      });
-    } else {
-      zones = usesExpress ? networkZones.filter((z) => cacheZones.includes(z)) : networkZones;
-    }
-    if (zones.length === 0) {
-      invalidProp(
-        this,
-        'azIds',
-        usesExpress
-          ? `no zone has both a subnet (${networkZones.join(', ')}) and an Express cache bucket (${cacheZones.join(', ')})`
-          : 'the network has no subnet',
-        'give the network and the cache the same AZ IDs',
-      );
-    }
-    if (props.scratch) {
-      zones.forEach((azId) => {
-        if (!props.scratch!.subnets[azId]) {
-          invalidProp(
-            this,
-            'scratch',
-            `has no mount-target subnet in ${azId}, where the fleet runs`,
-            "give the scratch file systems the fleet's network",
-          );
-        }
-      });
-    }
-    return zones;
-  }
-
-  private validateCapacity(props: ComputeFleetProps): void {
-    const min = props.minCapacity ?? 0;
-    const max = props.maxCapacity ?? 4;
-    if (!Token.isUnresolved(min) && !Token.isUnresolved(max) && min > max) {
-      invalidProp(this, 'minCapacity', `${min} is above maxCapacity ${max}`, 'raise maxCapacity');
-    }
-    const pct = props.onDemandPercentageAboveBaseCapacity ?? 0;
-    if (pct < 0 || pct > 100) {
-      invalidProp(this, 'onDemandPercentageAboveBaseCapacity', `${pct} is not a percentage`, 'use 0-100');
-    }
-  }
-}
-
-/** `arm64` for Graviton types (`c7g`, `m6gd`, `a1`), else `x86_64`; mixed architectures are an error. */
-function architectureOf(scope: Construct, instanceTypes: string[]): 'arm64' | 'x86_64' {
-  if (instanceTypes.length === 0)
-    invalidProp(scope, 'instanceTypes', 'is empty', 'list at least one instance type');
-  const arches = instanceTypes.map((t, i) => {
-    const m = /^([a-z]+)(\d+)([a-z-]*)\.[a-z0-9]+$/.exec(t);
-    if (!m)
-      invalidProp(scope, `instanceTypes[${i}]`, `"${t}" is not an instance type`, 'for example m6i.large');
-    return m[1] === 'a' || m[3].includes('g') ? 'arm64' : 'x86_64';
-  });
-  if (new Set(arches).size > 1) {
-    invalidProp(
-      scope,
-      'instanceTypes',
-      `mixes arm64 and x86_64 types (${instanceTypes.join(', ')})`,
-      'one launch template has one AMI: use one architecture',
-    );
-  }
-  return arches[0];
 }

@@ -1,30 +1,21 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Duration, Stack } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
-import * as events from 'aws-cdk-lib/aws-events';
-import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import * as z from 'zod/mini';
 import { packageRoot } from '../core/package-root';
-import {
-  REAPER_DEFAULTS,
-  REAPER_SETTING_RANGES,
-  REAPER_SETTING_SOURCES,
-  reaperSettingsSchema,
-  type ReaperNumericSetting,
-  type ReaperSettings,
-  type ReaperSettingsInput,
-} from '../core/reaper/settings';
-import { TAG_FLEET, TAG_MARKED_IDLE_AT } from '../core/tags';
+import { REAPER_DEFAULTS, REAPER_SETTING_SOURCES, type ReaperSettings } from '../core/reaper/settings';
 import type { IFleetNetwork } from './fleet-network';
-import { acknowledge, acknowledgeWildcardResource } from './private/nag';
+import { acknowledge } from './private/nag';
+import { reaperAlarms } from './private/reaper-alarms';
+import { grantReaping } from './private/reaper-grants';
+import { validateReaperSettings, wholeMinutes } from './private/reaper-settings';
+import { addReaperTriggers } from './private/reaper-triggers';
 import { invalidProp, validateFleetId } from './private/validation';
 
 /** CloudWatch namespace of the reaper's EMF metrics (dimension `Fleet`). */
@@ -199,7 +190,7 @@ export class OrphanReaper extends Construct {
         ]),
       ),
     });
-    this.grantReaping(role, props.network);
+    grantReaping(role, props.fleetId, props.network);
     this.logGroup.grantWrite(role);
 
     // The L2 makes the function depend on the role and its policy; the role is already implied by the
@@ -207,62 +198,24 @@ export class OrphanReaper extends Construct {
     const policy = role.node.findChild('DefaultPolicy').node.defaultChild as iam.CfnPolicy;
     (this.function.node.defaultChild as lambda.CfnFunction).addOverride('DependsOn', [policy.logicalId]);
 
-    // An event EventBridge cannot deliver (after its retries) goes to the same dead-letter queue.
-    const target = new targets.LambdaFunction(this.function, {
-      retryAttempts: 2,
-      maxEventAge: Duration.hours(1),
+    addReaperTriggers(this, {
+      fn: this.function,
       deadLetterQueue: this.deadLetterQueue,
-    });
-    new events.Rule(this, 'Schedule', {
-      description: `mountfleet ${props.fleetId}: scheduled orphan scan`,
-      schedule: events.Schedule.rate(this.schedulePeriod),
-      targets: [target],
-    });
-    new events.Rule(this, 'SpotInterruption', {
-      description: `mountfleet ${props.fleetId}: clean up after Spot interruptions`,
-      eventPattern: { source: ['aws.ec2'], detailType: ['EC2 Spot Instance Interruption Warning'] },
-      targets: [target],
-    });
-    new events.Rule(this, 'InstanceTerminated', {
-      description: `mountfleet ${props.fleetId}: clean up after instance terminations`,
-      eventPattern: {
-        source: ['aws.ec2'],
-        detailType: ['EC2 Instance State-change Notification'],
-        detail: { state: ['terminated'] },
-      },
-      targets: [target],
+      fleetId: props.fleetId,
+      schedule: this.schedulePeriod,
     });
 
     if (props.alarms ?? true) {
       this.alarms.push(
-        this.function.metricErrors({ period: Duration.minutes(5) }).createAlarm(this, 'ErrorsAlarm', {
-          alarmDescription: `mountfleet ${props.fleetId}: the orphan reaper failed (see its log group)`,
-          threshold: 0,
-          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-          evaluationPeriods: 1,
-          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        ...reaperAlarms(this, {
+          fn: this.function,
+          deletions: this.metricDecision('Deleted', { period: this.schedulePeriod }),
+          deadLetterQueue: this.deadLetterQueue,
+          fleetId: props.fleetId,
+          deletionThreshold: props.deletionAlarmThreshold ?? 20,
+          topic: props.alarmTopic,
         }),
-        this.metricDecision('Deleted', { period: this.schedulePeriod }).createAlarm(this, 'DeletionsAlarm', {
-          alarmDescription: `mountfleet ${props.fleetId}: a burst of scratch deletions — agents may be failing to clean up`,
-          threshold: props.deletionAlarmThreshold ?? 20,
-          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-          evaluationPeriods: 1,
-          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-        }),
-        this.deadLetterQueue
-          .metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' })
-          .createAlarm(this, 'DeadLettersAlarm', {
-            alarmDescription: `mountfleet ${props.fleetId}: reaper events failed after retries (dead-letter queue)`,
-            threshold: 0,
-            comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            evaluationPeriods: 1,
-            treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-          }),
       );
-      if (props.alarmTopic) {
-        const action = new cloudwatchActions.SnsAction(props.alarmTopic);
-        this.alarms.forEach((alarm) => alarm.addAlarmAction(action));
-      }
     }
 
     acknowledge(
@@ -288,159 +241,4 @@ export class OrphanReaper extends Construct {
       ...props,
     });
   }
-
-  private grantReaping(role: iam.Role, network: IFleetNetwork | undefined): void {
-    const stack = Stack.of(this);
-    const fileSystems = stack.formatArn({
-      service: 'elasticfilesystem',
-      resource: 'file-system',
-      resourceName: '*',
-    });
-    const deletes = [
-      'elasticfilesystem:DeleteMountTarget',
-      'elasticfilesystem:DeleteFileSystem',
-      'elasticfilesystem:TagResource',
-      'elasticfilesystem:UntagResource',
-    ];
-    role.addToPolicy(
-      new iam.PolicyStatement({
-        sid: 'ReadEvidence',
-        actions: [
-          'elasticfilesystem:DescribeFileSystems',
-          'elasticfilesystem:DescribeMountTargets',
-          'cloudwatch:GetMetricData',
-          'ec2:DescribeInstances',
-        ],
-        resources: ['*'],
-      }),
-    );
-    role.addToPolicy(
-      new iam.PolicyStatement({
-        sid: 'DeleteOwnFleetScratch',
-        actions: ['elasticfilesystem:DeleteMountTarget', 'elasticfilesystem:DeleteFileSystem'],
-        resources: [fileSystems],
-        conditions: { StringEquals: { [`aws:ResourceTag/${TAG_FLEET}`]: this.fleetId } },
-      }),
-    );
-    // The two-phase delete marks and unmarks, and may touch no other tag.
-    role.addToPolicy(
-      new iam.PolicyStatement({
-        sid: 'MarkOwnFleetScratch',
-        actions: ['elasticfilesystem:TagResource', 'elasticfilesystem:UntagResource'],
-        resources: [fileSystems],
-        conditions: {
-          StringEquals: { [`aws:ResourceTag/${TAG_FLEET}`]: this.fleetId },
-          'ForAllValues:StringEquals': { 'aws:TagKeys': [TAG_MARKED_IDLE_AT] },
-          // ForAllValues is also true of a request with no tag keys at all: require some.
-          Null: { 'aws:TagKeys': 'false' },
-        },
-      }),
-    );
-    // Marks go through the Resource Groups Tagging API, 20 file systems a call. Its actions have no resource
-    // type ("*"); for each ARN it then needs elasticfilesystem:TagResource/UntagResource as the caller, and
-    // the statement above, with its tag conditions, is what confines the marks.
-    role.addToPolicy(
-      new iam.PolicyStatement({
-        sid: 'BatchMarkOwnFleetScratch',
-        actions: ['tag:TagResources', 'tag:UntagResources'],
-        resources: ['*'],
-      }),
-    );
-    // DeleteMountTarget also deletes the mount target's network interface as the caller.
-    const networkInterfaces = stack.formatArn({
-      service: 'ec2',
-      resource: 'network-interface',
-      resourceName: '*',
-    });
-    acknowledgeWildcardResource(
-      role,
-      '*',
-      'Calls without resource-level permissions: the read-only evidence (elasticfilesystem:DescribeFileSystems/DescribeMountTargets, a paginated scan of the Region; cloudwatch:GetMetricData; ec2:DescribeInstances) and tag:TagResources/UntagResources, which only pass the tag-conditioned elasticfilesystem:TagResource/UntagResource through.',
-    );
-    acknowledgeWildcardResource(
-      role,
-      fileSystems,
-      'Orphans are unknown until found; deletes and marks require aws:ResourceTag/mountfleet:fleet to equal this fleet (tag changes only on mountfleet:marked-idle-at), and untagged file systems are explicitly denied.',
-    );
-    acknowledgeWildcardResource(
-      role,
-      networkInterfaces,
-      "DeleteMountTarget deletes the mount target's network interface as the caller; the interface ids are unknown in advance (scoped to the fleet subnets by ec2:Subnet when the network is given).",
-    );
-    const subnetArns = Object.values(network?.subnets ?? {}).map((s) =>
-      stack.formatArn({ service: 'ec2', resource: 'subnet', resourceName: s.subnetId }),
-    );
-    role.addToPolicy(
-      new iam.PolicyStatement({
-        sid: 'DeleteMountTargetInterfaces',
-        actions: ['ec2:DeleteNetworkInterface'],
-        resources: [networkInterfaces],
-        conditions: subnetArns.length ? { ArnEquals: { 'ec2:Subnet': subnetArns } } : undefined,
-      }),
-    );
-    role.addToPolicy(
-      new iam.PolicyStatement({
-        sid: 'DenyUntagged',
-        effect: iam.Effect.DENY,
-        actions: deletes,
-        resources: ['*'],
-        conditions: { Null: { [`aws:ResourceTag/${TAG_FLEET}`]: 'true' } },
-      }),
-    );
-  }
-}
-
-/** The prop each reaper setting comes from, so an error names what the caller wrote. */
-const SETTING_PROPS: Record<keyof ReaperSettings, string> = {
-  fleetId: 'fleetId',
-  dryRun: 'dryRun',
-  graceMinutes: 'gracePeriod',
-  idleWindowMinutes: 'idleWindow',
-  metricLagMinutes: 'metricLag',
-  maxDeletionsPerRun: 'maxDeletionsPerRun',
-  deadlineMarginSeconds: 'deadlineMargin',
-};
-
-const SETTING_UNITS: Record<ReaperNumericSetting, string> = {
-  graceMinutes: ' minutes',
-  idleWindowMinutes: ' minutes',
-  metricLagMinutes: ' minutes',
-  maxDeletionsPerRun: '',
-  deadlineMarginSeconds: ' seconds',
-};
-
-/**
- * Validates the settings with the schema the Lambda applies to its environment, so values it would reject
- * on every run fail the synth instead, naming the prop and the allowed range.
- */
-function validateReaperSettings(scope: Construct, input: ReaperSettingsInput): ReaperSettings {
-  const result = z.safeParse(reaperSettingsSchema, input);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  const name = issue.path[0] as keyof ReaperSettings;
-  const value = input[name];
-  if (!(name in REAPER_SETTING_RANGES)) return invalidProp(scope, SETTING_PROPS[name], issue.message);
-  const range = REAPER_SETTING_RANGES[name as ReaperNumericSetting];
-  const unit = SETTING_UNITS[name as ReaperNumericSetting];
-  return invalidProp(
-    scope,
-    SETTING_PROPS[name],
-    `${String(value)}${unit} ${issue.message}`,
-    `allowed: ${range.min} to ${range.max}${unit}`,
-  );
-}
-
-/** A Duration prop in whole minutes (the Lambda's settings are minutes; 90 seconds cannot be passed on). */
-function wholeMinutes(scope: Construct, prop: string, d: Duration | undefined, fallback: number): number {
-  if (d === undefined) return fallback;
-  const seconds = d.toSeconds();
-  if (seconds % 60 !== 0) {
-    invalidProp(
-      scope,
-      prop,
-      `${d.toHumanString()} is not a whole number of minutes`,
-      'for example Duration.minutes(30)',
-    );
-  }
-  return seconds / 60;
 }

@@ -4,7 +4,8 @@
  */
 import { Option } from 'commander';
 import { parsePositive, UsageError } from '../args';
-import { printJson, type RegisterCommand } from '../cli';
+import type { RegisterCommand } from '../command';
+import { printJson } from '../output';
 import { renderPlan } from '../../core/plan/format';
 import { computePlan } from '../../core/plan/model';
 import { PRESETS } from '../../core/plan/presets';

@@ -7,7 +7,8 @@
 import type { Command } from 'commander';
 import { parseWholeNumber, UsageError } from '../args';
 import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
-import { printJson, type RegisterCommand } from '../cli';
+import type { RegisterCommand } from '../command';
+import { printJson } from '../output';
 import { lazyReaperClients } from '../../core/reaper/clients';
 import { reap } from '../../core/reaper/reaper';
 import { summarizeReport } from '../../core/reaper/report';

@@ -3,9 +3,10 @@
  * core/scratch; this file reads flags, IMDS and agent.json, wires signals, and prints.
  */
 import { Command, Option } from 'commander';
-import { EXIT_USAGE, parseWholeNumber, UsageError } from '../args';
+import { EXIT_USAGE, parsePositive, parseWholeNumber, UsageError } from '../args';
 import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
-import { printJson, type RegisterCommand } from '../cli';
+import type { RegisterCommand } from '../command';
+import { printJson } from '../output';
 import { ec2Client, efsClient } from '../../core/aws';
 import { metadataService, readInstanceIdentity } from '../../core/imds';
 import {
@@ -13,7 +14,8 @@ import {
   listScratchFileSystems,
   NotThisFleetsError,
 } from '../../core/scratch/inventory';
-import { EXIT_IN_USE, runScratchJob, MAX_SPOT_POLL_MS, type StopReason } from '../../core/scratch/lifecycle';
+import { EXIT_IN_USE, runScratchJob, MAX_SPOT_POLL_MS } from '../../core/scratch/lifecycle';
+import type { StopReason } from '../../core/scratch/supervise';
 import { generateJobId, jobIdProblem } from '../../core/scratch/naming';
 import {
   burstCreditPreflight,
@@ -21,7 +23,7 @@ import {
   parseBytes,
   rootProblem,
 } from '../../core/scratch/preflight';
-import { ScratchInUseError } from '../../core/scratch/provision';
+import { ScratchInUseError } from '../../core/scratch/setup-errors';
 import { holdJobAndPath } from '../../core/scratch/run-locks';
 import { terminationNoticeReader } from '../../core/termination-watch';
 import { registerScratchRun } from '../../core/scratch/registry';
@@ -86,7 +88,10 @@ async function run(command: string[], opts: RunOptions): Promise<number> {
         });
 
   if (opts.expectedIo !== undefined) {
-    const verdict = burstCreditPreflight(parseBytes(opts.expectedIo), opts.strict ?? false);
+    const verdict = burstCreditPreflight(
+      parsePositive('--expected-io', opts.expectedIo, parseBytes),
+      opts.strict ?? false,
+    );
     if (verdict.status === 'refuse') {
       say(`refusing (--strict): ${verdict.message}`);
       return EXIT_USAGE;

@@ -5,7 +5,8 @@
 import { Option } from 'commander';
 import { parsePositive, parseWholeNumber, UsageError } from '../args';
 import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
-import { printJson, type RegisterCommand } from '../cli';
+import type { RegisterCommand } from '../command';
+import { printJson } from '../output';
 import { s3Client } from '../../core/aws';
 import { parseBytes } from '../../core/plan/units';
 import { shardPrefix } from '../../core/shard/shard';

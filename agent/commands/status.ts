@@ -1,5 +1,6 @@
 /** `mountfleet status [--json]`: the running agent's mounts, active paths, cache zone health and switch counts. */
-import type { RegisterCommand } from '../cli';
+import type { RegisterCommand } from '../command';
+import { printJson } from '../output';
 import { agentPaths } from '../../core/mountpoint/paths';
 import { agentProcessStatus, readState, StateFileError } from '../../core/mountpoint/state';
 
@@ -21,7 +22,7 @@ export const register: RegisterCommand = (program, ctx) => {
       // A state file without a start time (older agent) cannot be checked for pid reuse: trust the pid.
       const running = state !== undefined && ['running', 'unverified'].includes(agentProcessStatus(state));
       if (opts.json) {
-        process.stdout.write(`${JSON.stringify({ running, ...(state ? { state } : {}) }, null, 2)}\n`);
+        printJson({ running, ...(state ? { state } : {}) });
       } else if (!state || !running) {
         process.stderr.write(
           state ? `agent pid ${state.pid} is gone (stale state)\n` : 'agent not running\n',

@@ -2,7 +2,8 @@
 import { existsSync } from 'node:fs';
 import { parseWholeNumber, UsageError } from '../args';
 import { AwsSetupError, profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
-import type { RegisterCommand } from '../cli';
+import type { RegisterCommand } from '../command';
+import { printJson } from '../output';
 import { ec2Client } from '../../core/aws';
 import { DEFAULT_AGENT_CONFIG_PATH, loadAgentConfig } from '../../core/config';
 import { UnknownInstanceTypeError } from '../../core/mountpoint/instance-types';
@@ -70,7 +71,7 @@ export const register: RegisterCommand = (program) => {
         if (err instanceof UnknownInstanceTypeError) throw new UsageError(err.message);
         throw err;
       }
-      if (opts.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      if (opts.json) printJson(report);
       else process.stdout.write(formatTuneReport(report));
     });
 };

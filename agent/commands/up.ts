@@ -7,14 +7,15 @@
  */
 import { existsSync } from 'node:fs';
 import { UsageError } from '../args';
-import type { RegisterCommand } from '../cli';
+import type { RegisterCommand } from '../command';
 import { autoScalingClient, ec2Client, s3ExpressClient } from '../../core/aws';
 import { systemClock } from '../../core/clock';
 import { loadAgentConfig } from '../../core/config';
 import { metadataService, readInstanceIdentity } from '../../core/imds';
-import { gatherHostFacts, MountAgent, type AgentOptions } from '../../core/mountpoint/agent';
+import { MountAgent, type AgentOptions } from '../../core/mountpoint/agent';
+import { gatherHostFacts } from '../../core/mountpoint/host-facts';
 import { installMountpoint } from '../../core/mountpoint/install';
-import { handleAutoScalingTermination } from '../../core/mountpoint/termination-hook';
+import { handleAutoScalingTermination } from '../../core/termination-hook';
 import { lookupInstanceType } from '../../core/mountpoint/instance-types';
 import { agentPaths } from '../../core/mountpoint/paths';
 

@@ -4,54 +4,25 @@
  * each user path at the right one, and keeps watching the zone's Express bucket until told to stop.
  */
 import type { S3Client } from '@aws-sdk/client-s3';
-import { appendFileSync, mkdirSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { systemClock, type Clock } from '../clock';
 import type { AgentConfig } from '../config';
 import type { InstanceIdentity } from '../imds';
-import {
-  execCommand,
-  planCacheVolume,
-  prepareCacheVolume,
-  type CacheVolume,
-  type CommandRunner,
-} from './cache-volume';
+import { topMount } from '../mountinfo';
+import { processAlive, processStartTime } from '../processes';
+import { prepareCacheVolume } from './cache-volume';
+import { execCommand, type CommandRunner } from './command-runner';
 import { probeExpressBucket, type ProbeResult } from './express-probe';
-import { discoverInstanceStore, listNetworkInterfaces, readMemory, type MemoryFacts } from './host';
-import type { InstanceTypeFacts } from './instance-types';
-import { topMount } from './mountinfo';
-import {
-  processAlive,
-  processStartTime,
-  statePath,
-  writeState,
-  type AgentState,
-  type MountState,
-} from './state';
+import type { HostFacts } from './host-facts';
+import type { InstanceTypeFacts } from './instance-type-facts';
+import { statePath, writeState, type AgentState, type MountState } from './state';
+import { appendMetric } from './switch-metric';
 import { PathSwitcher } from './switcher';
 import { renderCloudWatchAgentConfig, renderMountUnit, unitName } from './systemd';
 import { Supervisor } from './supervisor';
 import { planMounts, type MountPlan, type ProcessPlan, type ProcessRole, type TuningPlan } from './tuning';
 import { ExpressWatchdog, type WatchdogEvidence } from './watchdog';
-
-export interface HostFacts {
-  readonly memory: MemoryFacts;
-  readonly cacheVolume: CacheVolume;
-  readonly interfaces: string[];
-}
-
-/** Memory, instance store and interfaces of this machine; `systemRoot` prefixes the cache directory. */
-export function gatherHostFacts(systemRoot = '/'): HostFacts {
-  const disks = discoverInstanceStore('/');
-  mkdirSync(systemRoot, { recursive: true });
-  const fs = statfsSync(systemRoot);
-  const rootFreeMiB = Math.floor((fs.bavail * fs.bsize) / 1024 / 1024);
-  return {
-    memory: readMemory('/'),
-    cacheVolume: planCacheVolume(disks, rootFreeMiB, systemRoot),
-    interfaces: listNetworkInterfaces(),
-  };
-}
 
 export interface AgentOptions {
   readonly config: AgentConfig;
@@ -398,39 +369,3 @@ export class MountAgent {
 }
 
 const pick = (r: ProbeResult) => ({ healthy: r.healthy, detail: r.detail, latencyMs: r.latencyMs });
-
-/** One CloudWatch embedded-metric-format line per switch: the agent's log shipping turns it into a metric. */
-export function appendMetric(
-  file: string,
-  fleetId: string,
-  mount: string,
-  to: ProcessRole,
-  detectionMs: number,
-  switchMs: number,
-  now: number,
-): void {
-  mkdirSync(dirname(file), { recursive: true });
-  const line = {
-    _aws: {
-      Timestamp: now,
-      CloudWatchMetrics: [
-        {
-          Namespace: 'mountfleet',
-          Dimensions: [['FleetId', 'Mount', 'Direction']],
-          Metrics: [
-            { Name: 'ExpressCacheSwitches', Unit: 'Count' },
-            { Name: 'ExpressCacheDetectionTime', Unit: 'Milliseconds' },
-            { Name: 'ExpressCacheSwitchTime', Unit: 'Milliseconds' },
-          ],
-        },
-      ],
-    },
-    FleetId: fleetId,
-    Mount: mount,
-    Direction: to === 'direct' ? 'to-direct' : 'to-express',
-    ExpressCacheSwitches: 1,
-    ExpressCacheDetectionTime: detectionMs,
-    ExpressCacheSwitchTime: switchMs,
-  };
-  appendFileSync(file, `${JSON.stringify(line)}\n`);
-}

@@ -3,10 +3,10 @@
  * a bounded directory on the root volume. Preparing it runs mdadm/mkfs/mount through a CommandRunner so
  * tests check the exact commands without formatting disks.
  */
-import { execFile } from 'node:child_process';
-import { chmodSync, chownSync, lstatSync, mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, chownSync, lstatSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { isMountPoint } from '../mountinfo';
+import { execCommand, type CommandRunner } from './command-runner';
 import type { NvmeDisk } from './host';
 
 export const INSTANCE_STORE_MOUNT_POINT = '/mnt/mountfleet-cache';
@@ -77,29 +77,6 @@ export function planCacheVolume(
   };
 }
 
-/** Runs a program; resolves to stdout, rejects with stderr in the message. */
-export type CommandRunner = (file: string, args: readonly string[]) => Promise<string>;
-
-export const execCommand: CommandRunner = async (file, args) => {
-  try {
-    const { stdout } = await promisify(execFile)(file, [...args], { encoding: 'utf8' });
-    return stdout;
-  } catch (e) {
-    const err = e as Error & { stderr?: string };
-    throw new Error(`${file} ${args.join(' ')} failed: ${(err.stderr ?? '').trim() || err.message}`, {
-      cause: e,
-    });
-  }
-};
-
-/** True when `directory` is a mount point in this mount namespace. */
-export function isMountPoint(directory: string, mountinfo = '/proc/self/mountinfo'): boolean {
-  const target = directory.replace(/\/+$/, '') || '/';
-  return readFileSync(mountinfo, 'utf8')
-    .split('\n')
-    .some((line) => line.split(' ')[4]?.replace(/\\040/g, ' ') === target);
-}
-
 /**
  * Makes the instance-store volume usable: RAID 0 when several disks, ext4 with no reserved
  * blocks (the cache is not a system disk), mounted at the cache directory. Idempotent: a volume already
@@ -108,7 +85,7 @@ export function isMountPoint(directory: string, mountinfo = '/proc/self/mountinf
 export async function prepareCacheVolume(
   volume: CacheVolume,
   run: CommandRunner = execCommand,
-  mounted: (dir: string) => boolean = isMountPoint,
+  mounted: (dir: string) => boolean = (dir) => isMountPoint(dir),
 ): Promise<void> {
   if (volume.kind === 'none') return;
   mkdirSync(volume.directory, { recursive: true, mode: 0o700 });

@@ -15,7 +15,7 @@ import {
   volumeAttributeProblems,
   type CsiProblem,
 } from './csi-validation';
-import type { InstanceTypeFacts } from './instance-types';
+import type { InstanceTypeFacts } from './instance-type-facts';
 import { planMounts } from './tuning';
 
 export const CSI_DRIVER = 's3.csi.aws.com';

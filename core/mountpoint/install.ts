@@ -10,7 +10,7 @@ import { arch, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { backoffDelay, systemClock, type Clock } from '../clock';
-import { execCommand, type CommandRunner } from './cache-volume';
+import { execCommand, type CommandRunner } from './command-runner';
 
 export const DEFAULT_RELEASE_URL = 'https://s3.amazonaws.com/mountpoint-s3-release';
 export const DEFAULT_KEYS_URL = 'https://s3.amazonaws.com/mountpoint-s3-release/public_keys/KEYS';

@@ -1,9 +1,30 @@
 /**
- * Instance-type facts from the built-in table alone (instance-type-table.ts): no AWS SDK, so the
+ * Instance-type facts from the built-in table alone (instance-type-table.ts) and their shape: no AWS SDK, so the
  * constructs can tune for a type at synth time. instance-types.ts adds the DescribeInstanceTypes lookup.
  */
 import { INSTANCE_TYPE_ROWS, INSTANCE_TYPE_SNAPSHOT, type InstanceTypeRow } from './instance-type-table';
-import type { InstanceTypeFacts } from './instance-types';
+
+export interface NetworkCardFacts {
+  readonly index: number;
+  readonly baselineGbps: number;
+  readonly peakGbps: number;
+}
+
+export interface InstanceTypeFacts {
+  readonly instanceType: string;
+  readonly architecture: 'x86_64' | 'arm64';
+  readonly memoryMiB: number;
+  /** CPU credits (t2/t3/t4g): sustained throughput is the baseline, not the peak. */
+  readonly burstable: boolean;
+  /** At least one card; index 0 first. */
+  readonly networkCards: readonly NetworkCardFacts[];
+  /** The API's headline figure, e.g. "Up to 12.5 Gigabit" or "4x 100 Gigabit". */
+  readonly networkPerformance: string;
+  /** Local NVMe instance-store disks, absent when the type has none (or only non-NVMe disks). */
+  readonly instanceStore?: { readonly disks: number; readonly diskSizeGB: number };
+  /** Where these facts came from, quoted in `tune` output. */
+  readonly source: string;
+}
 
 export const FALLBACK_SOURCE = `built-in table (ec2:DescribeInstanceTypes snapshot of ${INSTANCE_TYPE_SNAPSHOT.date})`;
 

@@ -4,31 +4,9 @@
  * (instance-type-table.ts, scripts/generate-instance-types.ts).
  */
 import { DescribeInstanceTypesCommand, type EC2Client, type InstanceTypeInfo } from '@aws-sdk/client-ec2';
-import { closestInstanceTypes, FALLBACK_INSTANCE_TYPES } from './instance-type-facts';
+import { closestInstanceTypes, FALLBACK_INSTANCE_TYPES, type InstanceTypeFacts } from './instance-type-facts';
 
 export { closestInstanceTypes, FALLBACK_INSTANCE_TYPES, FALLBACK_SOURCE } from './instance-type-facts';
-
-export interface NetworkCardFacts {
-  readonly index: number;
-  readonly baselineGbps: number;
-  readonly peakGbps: number;
-}
-
-export interface InstanceTypeFacts {
-  readonly instanceType: string;
-  readonly architecture: 'x86_64' | 'arm64';
-  readonly memoryMiB: number;
-  /** CPU credits (t2/t3/t4g): sustained throughput is the baseline, not the peak. */
-  readonly burstable: boolean;
-  /** At least one card; index 0 first. */
-  readonly networkCards: readonly NetworkCardFacts[];
-  /** The API's headline figure, e.g. "Up to 12.5 Gigabit" or "4x 100 Gigabit". */
-  readonly networkPerformance: string;
-  /** Local NVMe instance-store disks, absent when the type has none (or only non-NVMe disks). */
-  readonly instanceStore?: { readonly disks: number; readonly diskSizeGB: number };
-  /** Where these facts came from, quoted in `tune` output. */
-  readonly source: string;
-}
 
 /** A type neither the API nor the table knows; `closest` holds the nearest known names. */
 export class UnknownInstanceTypeError extends Error {

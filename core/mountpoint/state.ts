@@ -1,6 +1,7 @@
 /** The running agent's state file (`<run dir>/state.json`), read by `status` and `down`. */
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { processAlive, processStartTime } from '../processes';
 import type { ProcessRole } from './tuning';
 
 export interface ProcessState {
@@ -102,24 +103,6 @@ export function readState(runDir: string): AgentState | undefined {
 }
 
 /**
- * When a process started, in clock ticks since boot (/proc/PID/stat field 22), or undefined when there
- * is no such process. The command name (field 2) may hold spaces and parentheses, so fields are counted
- * from its closing parenthesis.
- */
-export function processStartTime(pid: number): number | undefined {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return undefined;
-  }
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // fields[0] is field 3 (state), so field 22 is fields[19].
-  const ticks = Number(fields[19]);
-  return Number.isSafeInteger(ticks) ? ticks : undefined;
-}
-
-/**
  * Whether the state file's agent is still running: `running` only when its pid is alive and started at
  * the recorded time; `reused` when the pid now belongs to another process (never signal it); `unverified`
  * when the state file predates start times.
@@ -128,14 +111,4 @@ export function agentProcessStatus(state: AgentState): 'running' | 'gone' | 'reu
   if (!processAlive(state.pid)) return 'gone';
   if (state.pidStartTime === undefined) return 'unverified';
   return processStartTime(state.pid) === state.pidStartTime ? 'running' : 'reused';
-}
-
-/** True when a process with this pid exists (signal 0 checks without signalling). */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

@@ -6,8 +6,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { backoffDelay, systemClock, type Clock } from '../clock';
-import { execCommand, prepareCacheDirectory, type CommandRunner } from './cache-volume';
-import { sameMount, topMount, type MountEntry } from './mountinfo';
+import { prepareCacheDirectory } from './cache-volume';
+import { execCommand, type CommandRunner } from './command-runner';
+import { sameMount, topMount, type MountEntry } from '../mountinfo';
 
 /** Mountpoint waits 30 s for its own mount; we allow a little more before calling it a failure. */
 export const READY_TIMEOUT_MS = 35_000;

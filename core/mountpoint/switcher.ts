@@ -7,8 +7,8 @@
  * detached layer keep working until closed. There is never a moment with nothing mounted on the path.
  */
 import { mkdirSync } from 'node:fs';
-import { execCommand, type CommandRunner } from './cache-volume';
-import { mountStack, sameMount, topMount, type MountEntry } from './mountinfo';
+import { execCommand, type CommandRunner } from './command-runner';
+import { mountStack, sameMount, topMount, type MountEntry } from '../mountinfo';
 
 export interface Layer {
   /** The directory bound onto the user's path (a Mountpoint process's mount point). */

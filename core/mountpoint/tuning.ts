@@ -18,7 +18,7 @@ import {
   type RenderedFlag,
 } from './command-line';
 import type { MemoryFacts } from './host';
-import type { InstanceTypeFacts } from './instance-types';
+import type { InstanceTypeFacts } from './instance-type-facts';
 
 export const DEFAULT_RUN_DIR = '/run/mountfleet';
 export const OTLP_ENDPOINT = 'http://127.0.0.1:4318';

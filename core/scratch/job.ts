@@ -5,8 +5,8 @@
  * signal ended it, 127 when the program does not exist, 126 when it cannot be executed.
  */
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { constants } from 'node:os';
+import { processGroupMembers } from '../processes';
 
 export interface JobExit {
   /** The status a shell would report. */
@@ -23,27 +23,6 @@ export interface RunningJob {
   kill(signal: NodeJS.Signals): boolean;
   /** Live (not zombie) processes still in the job's process group, the leader included. */
   remaining(): number[];
-}
-
-/**
- * The live members of process group `pgid`, from /proc. Not `kill(-pgid, 0)`: an orphan that died is a
- * zombie until something reaps it, and in a container PID 1 may never do so.
- */
-export function processGroupMembers(pgid: number): number[] {
-  const members: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-    } catch {
-      continue; // gone meanwhile
-    }
-    // pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses, so split after the last ')'.
-    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') members.push(Number(name));
-  }
-  return members;
 }
 
 export function signalNumber(signal: NodeJS.Signals): number {

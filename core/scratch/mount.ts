@@ -5,8 +5,9 @@
  * where NFS to EFS cannot run (tests); it is called exactly like `mount.efs FS_ID:/ DIR -o OPTIONS`.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { isMountPoint, readMountinfo, sameMount, topMount, type MountEntry } from '../mountinfo';
 
 /** The efs-utils options scratch mounts use. */
 export function efsMountOptions(mountTargetIp: string): string[] {
@@ -89,11 +90,6 @@ export async function mountFileSystem(request: MountRequest): Promise<void> {
   await runBounded(program, args, request.timeoutMs ?? 120_000, request.signal);
 }
 
-/** Undoes the octal escapes (`\040` for a space) the kernel uses in /proc mount tables. */
-function unescapeMountPath(field: string): string {
-  return field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
-}
-
 function canonical(path: string): string {
   try {
     return realpathSync(path);
@@ -102,43 +98,14 @@ function canonical(path: string): string {
   }
 }
 
-/** One line of /proc/self/mountinfo: what identifies a mount. */
-export interface MountIdentity {
-  readonly mountId: string;
-  readonly parentId: string;
-  readonly mountPoint: string;
-  /** The source field (after ` - fstype`), e.g. `127.0.0.1:/` for an EFS TLS mount. */
-  readonly source: string;
-}
-
-function readMounts(mountInfo: string): MountIdentity[] {
-  return readFileSync(mountInfo, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => {
-      const fields = line.split(' ');
-      const separator = fields.indexOf('-');
-      return {
-        mountId: fields[0],
-        parentId: fields[1],
-        mountPoint: unescapeMountPath(fields[4] ?? ''),
-        source: separator > 0 ? unescapeMountPath(fields[separator + 2] ?? '') : '',
-      };
-    });
-}
-
 /** True when something is mounted exactly at `path` (in this process's mount namespace). */
 export function isMounted(path: string, mountInfo = '/proc/self/mountinfo'): boolean {
-  const target = canonical(path);
-  return readMounts(mountInfo).some((m) => m.mountPoint === target);
+  return isMountPoint(canonical(path), readMountinfo(mountInfo));
 }
 
 /** The mount on top at `path` (the one its name reaches), if any. */
-export function topMountAt(path: string, mountInfo = '/proc/self/mountinfo'): MountIdentity | undefined {
-  const target = canonical(path);
-  const here = readMounts(mountInfo).filter((m) => m.mountPoint === target);
-  // Stacked mounts: the one on top is the one no other mount at the same point names as its parent.
-  return here.find((m) => !here.some((other) => other.parentId === m.mountId));
+export function topMountAt(path: string, mountInfo = '/proc/self/mountinfo'): MountEntry | undefined {
+  return topMount(canonical(path), readMountinfo(mountInfo));
 }
 
 export type UnmountOutcome = 'not-mounted' | 'unmounted' | 'lazy' | 'not-ours';
@@ -146,16 +113,16 @@ export type UnmountOutcome = 'not-mounted' | 'unmounted' | 'lazy' | 'not-ours';
 const UMOUNT_TIMEOUT_MS = 30_000;
 
 /**
- * Unmounts the mount this run made at `path` — only while it is the one on top there, with the same mount
- * id and source (`not-ours` otherwise: never whatever else is at the path). When it is busy (processes still
- * hold files there), detaches it lazily (`umount -l`): it disappears from the tree now and is freed when
- * the last user goes.
+ * Unmounts the mount this run made at `path` — only while it is the one on top there and the same mount
+ * (sameMount: a reused mount id is not enough); `not-ours` otherwise: never whatever else is at the path.
+ * When it is busy (processes still hold files there), detaches it lazily (`umount -l`): it disappears from
+ * the tree now and is freed when the last user goes.
  */
-export async function unmount(path: string, ours: MountIdentity): Promise<UnmountOutcome> {
+export async function unmount(path: string, ours: MountEntry): Promise<UnmountOutcome> {
   const isOurs = () => {
     const top = topMountAt(path);
     if (top === undefined) return 'not-mounted';
-    return top.mountId === ours.mountId && top.source === ours.source ? 'ours' : 'other';
+    return sameMount(top, ours) ? 'ours' : 'other';
   };
   const before = isOurs();
   if (before === 'not-mounted') return 'not-mounted';

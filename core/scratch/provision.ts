@@ -1,73 +1,39 @@
 /**
- * Creating (or finding again) a job's file system and its mount target, and waiting until both are
- * usable. EFS has no waiters, so every wait polls with jittered backoff and is bounded.
+ * Creating (or finding again and adopting) a job's file system, and waiting until it is usable; its mount
+ * target is mount-target.ts's. EFS has no waiters, so every wait polls with jittered backoff and is bounded
+ * (poll.ts).
  *
  * Interruption (the `signal`) cuts off the reads and waits in flight, so SIGTERM never waits out their SDK
- * retries. The two creates are never aborted: the service may still carry one out after we stop listening,
+ * retries. The creates (here and in mount-target.ts) are never aborted: the service may still carry one out after we stop listening,
  * later than teardown looks for it, and it would leak. They are bounded by the client's timeouts instead.
  */
 import { DescribeInstancesCommand, type EC2Client } from '@aws-sdk/client-ec2';
 import {
   CreateFileSystemCommand,
-  CreateMountTargetCommand,
   DescribeFileSystemsCommand,
-  DescribeMountTargetsCommand,
   TagResourceCommand,
   type EFSClient,
   type FileSystemDescription,
-  type MountTargetDescription,
 } from '@aws-sdk/client-efs';
-import { backoffDelay, systemClock, type Clock } from '../clock';
+import { systemClock } from '../clock';
 import { errorName, errorText } from '../errors';
 import { tagValue } from '../fleet-file-systems';
 import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE } from '../tags';
 import { creationToken, nameTag } from './naming';
-
-/** Thrown between steps once the run was asked to stop (signal, Spot notice). */
-export class ScratchInterrupted extends Error {
-  override readonly name = 'ScratchInterrupted';
-  constructor() {
-    super('interrupted');
-  }
-}
-
-/**
- * Another run holds what this one needs: the job id or the path on this instance (core/scratch/run-locks.ts),
- * or the job's file system, owned by another instance that is still running. Nothing was created.
- */
-export class ScratchInUseError extends Error {
-  override readonly name = 'ScratchInUseError';
-}
-
-/** A resource could not be made usable: the message says what and why, for the user. */
-export class ScratchSetupError extends Error {
-  override readonly name = 'ScratchSetupError';
-}
-
-/**
- * CreateFileSystem got no answer that says whether it was carried out (transport error, timeout, a server
- * error, an unreadable answer): a file system with the job's CreationToken may now exist that this run made.
- */
-export class CreateOutcomeUnknown extends Error {
-  override readonly name = 'CreateOutcomeUnknown';
-}
+import { pollUntil, type WaitOptions } from './poll';
+import {
+  checkInterrupted,
+  CreateOutcomeUnknown,
+  ScratchInterrupted,
+  ScratchInUseError,
+  ScratchSetupError,
+} from './setup-errors';
 
 /** True when the service answered with a client error (4xx): the request was refused and not carried out. */
 function refusedByService(err: unknown): boolean {
   const e = err as { $fault?: string; $metadata?: { httpStatusCode?: number } } | undefined;
   const status = e?.$metadata?.httpStatusCode ?? 0;
   return e?.$fault === 'client' && status >= 400 && status < 500;
-}
-
-export interface WaitOptions {
-  readonly clock?: Clock;
-  readonly signal?: AbortSignal;
-  readonly onProgress?: (message: string) => void;
-  /** Give up after this long. */
-  readonly timeoutMs?: number;
-  /** First poll interval; doubles (with jitter) up to maxPollMs. */
-  readonly initialPollMs?: number;
-  readonly maxPollMs?: number;
 }
 
 export interface ScratchFileSystemSpec {
@@ -78,43 +44,6 @@ export interface ScratchFileSystemSpec {
   readonly availabilityZoneName: string;
   /** KMS key; the AWS managed key for EFS when unset. */
   readonly kmsKeyId?: string;
-}
-
-function checkInterrupted(signal: AbortSignal | undefined): void {
-  if (signal?.aborted) throw new ScratchInterrupted();
-}
-
-/**
- * Polls `probe` until it returns a value, sleeping with backoff in between; throws ScratchSetupError at
- * the deadline and ScratchInterrupted when the signal fires.
- */
-async function pollUntil<T>(
-  what: string,
-  probe: () => Promise<{ readonly value: T } | { readonly state: string }>,
-  options: WaitOptions,
-  defaults: { timeoutMs: number; initialPollMs: number; maxPollMs: number },
-): Promise<T> {
-  const clock = options.clock ?? systemClock;
-  const timeoutMs = options.timeoutMs ?? defaults.timeoutMs;
-  const started = clock.now();
-  for (let attempt = 0; ; attempt++) {
-    checkInterrupted(options.signal);
-    const result = await probe();
-    if ('value' in result) return result.value;
-    const waited = clock.now() - started;
-    if (waited >= timeoutMs) {
-      throw new ScratchSetupError(
-        `${what} is still ${result.state} after ${Math.round(waited / 1000)} s (limit ${Math.round(timeoutMs / 1000)} s)`,
-      );
-    }
-    options.onProgress?.(`waiting for ${what} (${result.state}, ${Math.round(waited / 1000)} s)`);
-    const delay = backoffDelay(
-      attempt,
-      options.initialPollMs ?? defaults.initialPollMs,
-      options.maxPollMs ?? defaults.maxPollMs,
-    );
-    await clock.sleep(Math.min(delay, Math.max(0, timeoutMs - waited)), options.signal);
-  }
 }
 
 /** The file system made with this CreationToken, if any (a deleted one no longer counts). */
@@ -365,105 +294,5 @@ export async function waitForFileSystem(
     },
     options,
     { timeoutMs: 600_000, initialPollMs: 500, maxPollMs: 5000 },
-  );
-}
-
-export interface MountTargetSpec {
-  readonly subnetId: string;
-  readonly securityGroupId: string;
-}
-
-async function mountTargetsOf(
-  efs: EFSClient,
-  fileSystemId: string,
-  abortSignal?: AbortSignal,
-): Promise<MountTargetDescription[]> {
-  const out = await efs.send(new DescribeMountTargetsCommand({ FileSystemId: fileSystemId }), {
-    abortSignal,
-  });
-  return (out.MountTargets ?? []).filter((mt) => mt.LifeCycleState !== 'deleted');
-}
-
-/**
- * Creates the file system's mount target in the fleet's subnet with the scratch security group, or reuses
- * the one a previous run made (a One Zone file system has exactly one).
- */
-export async function ensureMountTarget(
-  efs: EFSClient,
-  fileSystemId: string,
-  spec: MountTargetSpec,
-  options: WaitOptions = {},
-): Promise<{ readonly mountTarget: MountTargetDescription; readonly reused: boolean }> {
-  for (let round = 0; round < 3; round++) {
-    checkInterrupted(options.signal);
-    const existing = (await mountTargetsOf(efs, fileSystemId, options.signal))[0];
-    if (existing?.LifeCycleState === 'deleting') {
-      await pollUntil(
-        `mount target ${existing.MountTargetId} of ${fileSystemId} to finish deleting`,
-        async () => {
-          const mt = (await mountTargetsOf(efs, fileSystemId, options.signal)).find(
-            (m) => m.MountTargetId === existing.MountTargetId,
-          );
-          return mt === undefined ? { value: undefined } : { state: mt.LifeCycleState ?? 'unknown' };
-        },
-        options,
-        { timeoutMs: 300_000, initialPollMs: 1000, maxPollMs: 10_000 },
-      );
-      continue;
-    }
-    if (existing !== undefined) return { mountTarget: existing, reused: true };
-    checkInterrupted(options.signal);
-    try {
-      const created = await efs.send(
-        new CreateMountTargetCommand({
-          FileSystemId: fileSystemId,
-          SubnetId: spec.subnetId,
-          SecurityGroups: [spec.securityGroupId],
-        }),
-      );
-      return { mountTarget: created, reused: false };
-    } catch (err) {
-      // A retried create whose first attempt went through: the next round finds and reuses it.
-      if (errorName(err) !== 'MountTargetConflict') throw err;
-    }
-  }
-  throw new ScratchSetupError(`could not create a mount target for ${fileSystemId} in ${spec.subnetId}`);
-}
-
-async function describeMountTarget(
-  efs: EFSClient,
-  id: string | undefined,
-  abortSignal?: AbortSignal,
-): Promise<MountTargetDescription | undefined> {
-  try {
-    const out = await efs.send(new DescribeMountTargetsCommand({ MountTargetId: id }), { abortSignal });
-    return out.MountTargets?.[0];
-  } catch (err) {
-    if (errorName(err) === 'MountTargetNotFound') return undefined;
-    throw err;
-  }
-}
-
-/** Waits (bounded, default 10 min) until the mount target is `available` and has its IP address. */
-export async function waitForMountTarget(
-  efs: EFSClient,
-  mountTarget: MountTargetDescription,
-  options: WaitOptions = {},
-): Promise<MountTargetDescription & { IpAddress: string }> {
-  const id = mountTarget.MountTargetId;
-  return pollUntil<MountTargetDescription & { IpAddress: string }>(
-    `mount target ${id} to become available`,
-    async () => {
-      const mt = await describeMountTarget(efs, id, options.signal);
-      if (mt === undefined) throw new ScratchSetupError(`mount target ${id} disappeared while creating`);
-      if (mt.LifeCycleState === 'available' && mt.IpAddress)
-        return { value: { ...mt, IpAddress: mt.IpAddress } };
-      if (mt.LifeCycleState !== 'creating' && mt.LifeCycleState !== 'available') {
-        throw new ScratchSetupError(`mount target ${id} went to state ${mt.LifeCycleState} while creating`);
-      }
-      return { state: mt.LifeCycleState };
-    },
-    options,
-    { timeoutMs: 600_000, initialPollMs: 1000, maxPollMs: 10_000 },
   );
 }

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { acquireLock, scratchLockDirectory } from './lock';
-import { ScratchInUseError } from './provision';
+import { ScratchInUseError } from './setup-errors';
 
 export interface RunLockRequest {
   /** MOUNTFLEET_RUN_DIR (/run/mountfleet by default): the locks are files under `scratch-locks/`. */

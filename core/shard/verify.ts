@@ -10,7 +10,7 @@ import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { extract } from 'tar-stream';
-import { listSource, manifestKey, summaryKey, type ManifestEntry, type ShardSummary } from './shard';
+import { listSource, manifestKey, summaryKey, type ManifestEntry, type ShardSummary } from './layout';
 
 export type SourceCheck = 'none' | 'listing' | 'content';
 

@@ -7,7 +7,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { processAlive, processStartTime, type AgentState } from '../../core/mountpoint/state';
+import type { AgentState } from '../../core/mountpoint/state';
+import { processAlive, processStartTime } from '../../core/processes';
 import { runCliInProcess as mountfleet } from '../support/cli';
 
 let runDir: string;

@@ -62,6 +62,8 @@ describe('usage errors exit 2 with one line naming the problem', () => {
       '--spot-poll-ms "0": must be a whole number from 100',
     ],
     [[...SCRATCH_RUN, '--teardown-grace', '601', '--', 'true'], '--teardown-grace "601"'],
+    [[...SCRATCH_RUN, '--expected-io', 'lots', '--', 'true'], '--expected-io: "lots" is not a size'],
+    [[...SCRATCH_RUN, '--expected-io', '0GiB', '--', 'true'], '--expected-io "0GiB": must be more than 0'],
     [['bench', 'read', '--path', '.', '--concurrency', '0'], '--concurrency "0"'],
     [
       ['shard', '--bucket', 'b', '--dest-prefix', 'd/', '--prefix', 'p/', '--target-size', '0'],

@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { processGroupMembers } from '../../../core/scratch/job';
+import { processGroupMembers } from '../../../core/processes';
 import { FaultProxy } from '../../support/fault-proxy';
 import {
   fileSystemsOf,

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { parseAgentConfig } from '../../../core/config';
 import { MountAgent, type AgentOptions } from '../../../core/mountpoint/agent';
 import { FALLBACK_INSTANCE_TYPES } from '../../../core/mountpoint/instance-types';
-import { processStartTime, readState } from '../../../core/mountpoint/state';
+import { readState } from '../../../core/mountpoint/state';
+import { processStartTime } from '../../../core/processes';
 
 let dir: string;
 beforeEach(() => {

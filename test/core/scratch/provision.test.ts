@@ -8,15 +8,9 @@ import {
 } from '@aws-sdk/client-efs';
 import { clientConfig, ec2Client, efsClient } from '../../../core/aws';
 import type { Clock } from '../../../core/clock';
-import {
-  ensureFileSystem,
-  ensureMountTarget,
-  ScratchInterrupted,
-  ScratchInUseError,
-  ScratchSetupError,
-  waitForFileSystem,
-  waitForMountTarget,
-} from '../../../core/scratch/provision';
+import { ensureMountTarget, waitForMountTarget } from '../../../core/scratch/mount-target';
+import { ensureFileSystem, waitForFileSystem } from '../../../core/scratch/provision';
+import { ScratchInterrupted, ScratchInUseError, ScratchSetupError } from '../../../core/scratch/setup-errors';
 import { TAG_OWNER_INSTANCE } from '../../../core/tags';
 import { useEmulator } from '../../support/emulator';
 import { FaultProxy } from '../../support/fault-proxy';

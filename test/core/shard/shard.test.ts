@@ -11,10 +11,10 @@ import {
   manifestKey,
   planShards,
   shardKey,
-  shardPrefix,
   type ManifestEntry,
   type SourceObject,
-} from '../../../core/shard/shard';
+} from '../../../core/shard/layout';
+import { shardPrefix } from '../../../core/shard/shard';
 import { memberLength } from '../../../core/shard/tar';
 import { verifyShards } from '../../../core/shard/verify';
 import { useEmulator } from '../../support/emulator';

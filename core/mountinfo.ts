@@ -1,4 +1,7 @@
-/** Reading /proc/self/mountinfo: which mounts sit on a path, top-most last. */
+/**
+ * Reading /proc/self/mountinfo: which mounts sit on a path, top-most last. Shared by the Mountpoint
+ * agent (its mounts, binds and cache volume) and scratch runs (the EFS mount they made).
+ */
 import { readFileSync } from 'node:fs';
 
 export interface MountEntry {
@@ -33,6 +36,12 @@ export function readMountinfo(path = '/proc/self/mountinfo'): MountEntry[] {
         source: unescape(source ?? ''),
       };
     });
+}
+
+/** True when something is mounted exactly at `path` (in this process's mount namespace). */
+export function isMountPoint(path: string, entries: readonly MountEntry[] = readMountinfo()): boolean {
+  const target = path.replace(/\/+$/, '') || '/';
+  return entries.some((e) => e.mountPoint === target);
 }
 
 /** The mounts stacked on `path`, bottom first (each later one's parent is the one before). */

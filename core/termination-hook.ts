@@ -10,10 +10,10 @@ import {
   DescribeAutoScalingInstancesCommand,
 } from '@aws-sdk/client-auto-scaling';
 import type { AutoScalingClient } from '@aws-sdk/client-auto-scaling';
-import type { Clock } from '../clock';
-import type { InstanceMetadataReader } from '../imds';
-import { activeScratchRuns, type ScratchRunRecord } from '../scratch/registry';
-import { autoScalingTerminationReader, watchForTermination } from '../termination-watch';
+import type { Clock } from './clock';
+import type { InstanceMetadataReader } from './imds';
+import { activeScratchRuns, type ScratchRunRecord } from './scratch/registry';
+import { autoScalingTerminationReader, watchForTermination } from './termination-watch';
 
 /** Longer than a scratch run's worst case after the notice: 10 s grace, 5 s kill wait, 180 s teardown. */
 export const DEFAULT_SCRATCH_WAIT_MS = 240_000;

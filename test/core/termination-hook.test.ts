@@ -16,15 +16,15 @@ import {
   PutLifecycleHookCommand,
 } from '@aws-sdk/client-auto-scaling';
 import { CreateLaunchTemplateCommand } from '@aws-sdk/client-ec2';
-import { clientConfig, ec2Client } from '../../../core/aws';
-import { systemClock } from '../../../core/clock';
-import { metadataService, type InstanceMetadataClient } from '../../../core/imds';
-import { handleAutoScalingTermination } from '../../../core/mountpoint/termination-hook';
-import { activeScratchRuns } from '../../../core/scratch/registry';
-import { useEmulator } from '../../support/emulator';
-import { FaultProxy, type RequestInfo } from '../../support/fault-proxy';
-import { createNetwork } from '../../support/fixtures';
-import { ImdsStandIn } from '../../support/imds';
+import { clientConfig, ec2Client } from '../../core/aws';
+import { systemClock } from '../../core/clock';
+import { metadataService, type InstanceMetadataClient } from '../../core/imds';
+import { handleAutoScalingTermination } from '../../core/termination-hook';
+import { activeScratchRuns } from '../../core/scratch/registry';
+import { useEmulator } from '../support/emulator';
+import { FaultProxy, type RequestInfo } from '../support/fault-proxy';
+import { createNetwork } from '../support/fixtures';
+import { ImdsStandIn } from '../support/imds';
 
 const HOOK = 'mountfleet-train-teardown';
 const GROUP = 'mountfleet-train-group';

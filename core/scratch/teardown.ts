@@ -1,0 +1,229 @@
+/**
+ * Tearing down what a scratch run made or adopted, and only that: its mount (while still the one on top),
+ * the directories it created, and its file system (looked up by CreationToken when the create got no clear
+ * answer). Retried with backoff within a time bound; gives up early once AWS has not answered at all for
+ * a while, leaving the tagged file system to the reaper.
+ */
+import { rmdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { EFSClient } from '@aws-sdk/client-efs';
+import { backoffDelay, type Clock } from '../clock';
+import { markTeardownStarted, teardownFileSystem } from '../efs-teardown';
+import { errorName, errorText } from '../errors';
+import { tagValue } from '../fleet-file-systems';
+import type { MountEntry } from '../mountinfo';
+import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE } from '../tags';
+import type { TerminationNotice } from '../termination-watch';
+import { unmount } from './mount';
+import { creationToken } from './naming';
+import { findFileSystemByToken } from './provision';
+
+/** What teardown needs to know of the run. */
+export interface TeardownRequest {
+  readonly efs: EFSClient;
+  readonly placement: { readonly instanceId: string };
+  readonly fleetId: string;
+  readonly jobId: string;
+  readonly path: string;
+  /** Teardown gives up once AWS has not answered at all for this long. @default 30000 */
+  readonly unreachableTimeoutMs?: number;
+}
+
+export type TeardownResult =
+  | {
+      readonly status: 'deleted' | 'already-gone';
+      readonly fileSystemId: string;
+      readonly mountTargetsDeleted: number;
+    }
+  | { readonly status: 'nothing-created' }
+  | {
+      readonly status: 'incomplete';
+      /** `unreachable`: no answer from AWS at all (refused, timed out); `not-deleted`: AWS answered with an error or the waits ran out. */
+      readonly cause: 'unreachable' | 'not-deleted';
+      readonly fileSystemId?: string;
+      readonly reason: string;
+    };
+
+/** Teardown stops retrying once AWS has not answered at all for this long (the reaper finishes the job). */
+export const DEFAULT_UNREACHABLE_TIMEOUT_MS = 30_000;
+
+/** True when the error is an answer from the service (an HTTP status), not a transport failure or timeout. */
+function answeredByService(err: unknown): boolean {
+  return (
+    (err as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode !== undefined
+  );
+}
+
+/** A call abandoned by an AbortSignal.timeout (the SDK passes the abort on as an AbortError). */
+function isTimeout(err: unknown): boolean {
+  const name = errorName(err);
+  return name === 'AbortError' || name === 'TimeoutError';
+}
+
+/** On a Spot notice, teardown must finish before the instance goes: bound it by the announced time. */
+export function teardownBudgetMs(
+  defaultMs: number,
+  notice: TerminationNotice | undefined,
+  clock: Clock,
+): number {
+  const at = notice?.time?.getTime();
+  if (at === undefined || Number.isNaN(at)) return defaultMs;
+  return Math.min(defaultMs, Math.max(15_000, at - clock.now() - 5_000));
+}
+
+/** What a run made or adopted: all that teardown may undo. */
+export interface RunResources {
+  /** The file system this run created or reused. */
+  fileSystemId?: string;
+  /** CreateFileSystem got no clear answer: a file system with the job's token may be this run's. */
+  createOutcomeUnknown: boolean;
+  /** The mount this run made at the path (its /proc/self/mountinfo entry). */
+  mount?: MountEntry;
+  /** The outermost directory this run created for the path (mkdirSync's answer), if any. */
+  firstCreatedDirectory?: string;
+}
+
+/** Removes the directories this run created, innermost first, up to and including the first one. */
+function removeCreatedDirectories(path: string, firstCreated: string): void {
+  const top = resolve(firstCreated);
+  for (let dir = resolve(path); ; dir = dirname(dir)) {
+    rmdirSync(dir);
+    if (dir === top || dirname(dir) === dir) return;
+  }
+}
+
+export async function tearDown(
+  request: TeardownRequest,
+  made: RunResources,
+  timeoutMs: number,
+  clock: Clock,
+  log: (line: string) => void,
+): Promise<TeardownResult> {
+  let fileSystemId = made.fileSystemId;
+  try {
+    if (made.mount !== undefined) {
+      const unmounted = await unmount(request.path, made.mount);
+      if (unmounted === 'not-ours')
+        log(`${request.path}: the mount on top is no longer the one this run made: left alone`);
+      else if (unmounted !== 'not-mounted')
+        log(`unmounted ${request.path}${unmounted === 'lazy' ? ' (lazily: still busy)' : ''}`);
+    }
+  } catch (err) {
+    // Deleting the mount target below cuts the NFS session anyway; keep going.
+    log(`unmount: ${(err as Error).message}`);
+  }
+  if (made.firstCreatedDirectory !== undefined) {
+    try {
+      removeCreatedDirectories(request.path, made.firstCreatedDirectory);
+    } catch (err) {
+      // Still mounted, or something else was put there meanwhile: leave it rather than guess.
+      log(`cannot remove the directories this run created for ${request.path}: ${(err as Error).message}`);
+    }
+  }
+  if (fileSystemId === undefined && !made.createOutcomeUnknown) return { status: 'nothing-created' };
+
+  const deadline = clock.now() + timeoutMs;
+  const unreachableTimeoutMs = request.unreachableTimeoutMs ?? DEFAULT_UNREACHABLE_TIMEOUT_MS;
+  let lastError = '';
+  let teardownMarked = false;
+  let unreachableSince: number | undefined;
+  const giveUpAt = () => Math.min(deadline, (unreachableSince ?? Infinity) + unreachableTimeoutMs);
+  for (let attempt = 0; clock.now() < giveUpAt(); attempt++) {
+    // Cut off at the bound, and every call after unreachableTimeoutMs: the SDK's own retries against a
+    // black hole (socket timeouts times attempts) would take minutes.
+    const bound = AbortSignal.timeout(Math.max(1, giveUpAt() - clock.now()));
+    const callBound = () => AbortSignal.any([bound, AbortSignal.timeout(unreachableTimeoutMs)]);
+    try {
+      if (fileSystemId === undefined) {
+        const found = await findFileSystemByToken(
+          request.efs,
+          creationToken(request.fleetId, request.jobId),
+          callBound(),
+        );
+        if (found === undefined) return { status: 'nothing-created' };
+        // Our create would have tagged it with this fleet and instance; anything else holding the token is not ours.
+        const owner = tagValue(found, TAG_OWNER_INSTANCE);
+        const fleet = tagValue(found, TAG_FLEET);
+        if (owner !== request.placement.instanceId || fleet !== request.fleetId) {
+          log(
+            `${found.FileSystemId} holds the job's CreationToken but belongs to ${owner ?? 'no instance'} ` +
+              `in fleet ${fleet ?? '(none)'}: left alone`,
+          );
+          return { status: 'nothing-created' };
+        }
+        fileSystemId = found.FileSystemId!;
+      }
+      if (!teardownMarked) {
+        teardownMarked = true;
+        const failed = await markTeardownStarted(request.efs, fileSystemId, clock.now(), callBound());
+        if (failed) log(`cannot tag ${fileSystemId} as being torn down (${failed}); tearing down anyway`);
+      }
+      const outcome = await teardownFileSystem(request.efs, fileSystemId, {
+        clock,
+        maxWaitMs: Math.max(0, giveUpAt() - clock.now()),
+        onProgress: log,
+        signal: bound,
+        callTimeoutMs: unreachableTimeoutMs,
+      });
+      if (outcome.status !== 'pending') {
+        return { status: outcome.status, fileSystemId, mountTargetsDeleted: outcome.mountTargetsDeleted };
+      }
+      unreachableSince = undefined;
+      lastError = outcome.reason;
+      if (outcome.cause !== 'in-use') break;
+    } catch (err) {
+      // Out of time while AWS was answering: keep the last real error.
+      if (bound.aborted && unreachableSince === undefined) break;
+      if (answeredByService(err)) unreachableSince = undefined;
+      // A call abandoned after unreachableTimeoutMs: AWS has been silent for that long already.
+      else if (isTimeout(err)) unreachableSince ??= clock.now() - unreachableTimeoutMs;
+      else unreachableSince ??= clock.now();
+      lastError = errorText(err);
+      log(`teardown attempt ${attempt + 1} failed (${lastError}); retrying`);
+    }
+    await clock.sleep(Math.min(backoffDelay(attempt, 1000, 10_000), Math.max(0, giveUpAt() - clock.now())));
+  }
+  return {
+    status: 'incomplete',
+    cause: unreachableSince === undefined ? 'not-deleted' : 'unreachable',
+    fileSystemId,
+    reason:
+      unreachableSince === undefined
+        ? lastError || `out of time (${Math.round(timeoutMs / 1000)} s)`
+        : `no answer from AWS for ${Math.round((clock.now() - unreachableSince) / 1000)} s: ${lastError}`,
+  };
+}
+
+export function reportTeardown(
+  teardown: TeardownResult,
+  request: TeardownRequest,
+  log: (line: string) => void,
+): void {
+  switch (teardown.status) {
+    case 'deleted':
+      log(
+        `deleted ${teardown.fileSystemId}${teardown.mountTargetsDeleted > 0 ? ' and its mount target' : ''}`,
+      );
+      return;
+    case 'already-gone':
+      log(`${teardown.fileSystemId} was already gone`);
+      return;
+    case 'nothing-created':
+      log(`no file system was created for job ${request.jobId}`);
+      return;
+    case 'incomplete': {
+      const what = teardown.fileSystemId ?? `the file system of job ${request.jobId}`;
+      const headline =
+        teardown.cause === 'unreachable'
+          ? `TEARDOWN INCOMPLETE (cannot reach AWS): ${what} was not deleted (${teardown.reason}).`
+          : `TEARDOWN INCOMPLETE (could not delete): ${what} still exists (${teardown.reason}).`;
+      log(
+        `${headline} It keeps its tags ${TAG_FLEET}=${request.fleetId}, ${TAG_OWNER_INSTANCE}=${request.placement.instanceId}, ` +
+          `${TAG_JOB}=${request.jobId}: the orphan reaper deletes it once this instance is gone or it is idle; to finish now, ` +
+          `run \`mountfleet scratch delete ${teardown.fileSystemId ?? '<id>'}\` or \`mountfleet reap --fleet ${request.fleetId}\`` +
+          `${teardown.cause === 'unreachable' ? ' once AWS is reachable' : ''} (re-running this job id also reuses it).`,
+      );
+      return;
+    }
+  }
+}

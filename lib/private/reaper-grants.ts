@@ -1,0 +1,109 @@
+/**
+ * The reaper function's IAM: read the evidence anywhere, but delete and mark only file systems tagged with
+ * its fleet (untagged ones explicitly denied), and delete mount-target interfaces in the fleet's subnets.
+ */
+import { Stack } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { TAG_FLEET, TAG_MARKED_IDLE_AT } from '../../core/tags';
+import type { IFleetNetwork } from '../fleet-network';
+import { acknowledgeWildcardResource } from './nag';
+
+export function grantReaping(role: iam.Role, fleetId: string, network: IFleetNetwork | undefined): void {
+  const stack = Stack.of(role);
+  const fileSystems = stack.formatArn({
+    service: 'elasticfilesystem',
+    resource: 'file-system',
+    resourceName: '*',
+  });
+  const deletes = [
+    'elasticfilesystem:DeleteMountTarget',
+    'elasticfilesystem:DeleteFileSystem',
+    'elasticfilesystem:TagResource',
+    'elasticfilesystem:UntagResource',
+  ];
+  role.addToPolicy(
+    new iam.PolicyStatement({
+      sid: 'ReadEvidence',
+      actions: [
+        'elasticfilesystem:DescribeFileSystems',
+        'elasticfilesystem:DescribeMountTargets',
+        'cloudwatch:GetMetricData',
+        'ec2:DescribeInstances',
+      ],
+      resources: ['*'],
+    }),
+  );
+  role.addToPolicy(
+    new iam.PolicyStatement({
+      sid: 'DeleteOwnFleetScratch',
+      actions: ['elasticfilesystem:DeleteMountTarget', 'elasticfilesystem:DeleteFileSystem'],
+      resources: [fileSystems],
+      conditions: { StringEquals: { [`aws:ResourceTag/${TAG_FLEET}`]: fleetId } },
+    }),
+  );
+  // The two-phase delete marks and unmarks, and may touch no other tag.
+  role.addToPolicy(
+    new iam.PolicyStatement({
+      sid: 'MarkOwnFleetScratch',
+      actions: ['elasticfilesystem:TagResource', 'elasticfilesystem:UntagResource'],
+      resources: [fileSystems],
+      conditions: {
+        StringEquals: { [`aws:ResourceTag/${TAG_FLEET}`]: fleetId },
+        'ForAllValues:StringEquals': { 'aws:TagKeys': [TAG_MARKED_IDLE_AT] },
+        // ForAllValues is also true of a request with no tag keys at all: require some.
+        Null: { 'aws:TagKeys': 'false' },
+      },
+    }),
+  );
+  // Marks go through the Resource Groups Tagging API, 20 file systems a call. Its actions have no resource
+  // type ("*"); for each ARN it then needs elasticfilesystem:TagResource/UntagResource as the caller, and
+  // the statement above, with its tag conditions, is what confines the marks.
+  role.addToPolicy(
+    new iam.PolicyStatement({
+      sid: 'BatchMarkOwnFleetScratch',
+      actions: ['tag:TagResources', 'tag:UntagResources'],
+      resources: ['*'],
+    }),
+  );
+  // DeleteMountTarget also deletes the mount target's network interface as the caller.
+  const networkInterfaces = stack.formatArn({
+    service: 'ec2',
+    resource: 'network-interface',
+    resourceName: '*',
+  });
+  acknowledgeWildcardResource(
+    role,
+    '*',
+    'Calls without resource-level permissions: the read-only evidence (elasticfilesystem:DescribeFileSystems/DescribeMountTargets, a paginated scan of the Region; cloudwatch:GetMetricData; ec2:DescribeInstances) and tag:TagResources/UntagResources, which only pass the tag-conditioned elasticfilesystem:TagResource/UntagResource through.',
+  );
+  acknowledgeWildcardResource(
+    role,
+    fileSystems,
+    'Orphans are unknown until found; deletes and marks require aws:ResourceTag/mountfleet:fleet to equal this fleet (tag changes only on mountfleet:marked-idle-at), and untagged file systems are explicitly denied.',
+  );
+  acknowledgeWildcardResource(
+    role,
+    networkInterfaces,
+    "DeleteMountTarget deletes the mount target's network interface as the caller; the interface ids are unknown in advance (scoped to the fleet subnets by ec2:Subnet when the network is given).",
+  );
+  const subnetArns = Object.values(network?.subnets ?? {}).map((s) =>
+    stack.formatArn({ service: 'ec2', resource: 'subnet', resourceName: s.subnetId }),
+  );
+  role.addToPolicy(
+    new iam.PolicyStatement({
+      sid: 'DeleteMountTargetInterfaces',
+      actions: ['ec2:DeleteNetworkInterface'],
+      resources: [networkInterfaces],
+      conditions: subnetArns.length ? { ArnEquals: { 'ec2:Subnet': subnetArns } } : undefined,
+    }),
+  );
+  role.addToPolicy(
+    new iam.PolicyStatement({
+      sid: 'DenyUntagged',
+      effect: iam.Effect.DENY,
+      actions: deletes,
+      resources: ['*'],
+      conditions: { Null: { [`aws:ResourceTag/${TAG_FLEET}`]: 'true' } },
+    }),
+  );
+}
