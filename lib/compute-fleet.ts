@@ -92,6 +92,13 @@ export interface ComputeFleetProps {
    * @default false
    */
   readonly containersNeedImds?: boolean;
+  /**
+   * Whether operators reach the instances through SSM Session Manager (no SSH, no inbound rule): the role gets
+   * AWS's `AmazonSSMManagedInstanceCore`. An `isolated` network also needs `ssm`, `ssmmessages` and
+   * `ec2messages` interface endpoints for it.
+   * @default true
+   */
+  readonly sessionManager?: boolean;
   /** How long the termination lifecycle hook holds an instance for the agent's cleanup. @default Duration.minutes(10) */
   readonly terminationHookTimeout?: Duration;
   /** The Mountpoint release the agent installs. @default MOUNTPOINT_DEFAULT_VERSION */
@@ -187,6 +194,14 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
       description: `mountfleet fleet ${props.fleetId} instances`,
     });
     this.grantPrincipal = this.role;
+    if (props.sessionManager ?? true) {
+      this.role.addManagedPolicy(iam.ManagedPolicy.fromAwsManagedPolicyName('AmazonSSMManagedInstanceCore'));
+      acknowledge(
+        this.role,
+        'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonSSMManagedInstanceCore]',
+        "Session Manager is how operators reach fleet instances (no SSH, no inbound rule); AWS maintains this policy's list of SSM agent calls, which a copy would let go stale. sessionManager: false leaves it out.",
+      );
+    }
     this.terminationHookName = `mountfleet-${props.fleetId}-teardown`;
 
     mounts.forEach((m) => {

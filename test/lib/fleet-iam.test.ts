@@ -241,6 +241,25 @@ describe('IMDS', () => {
   });
 });
 
+describe('Session Manager', () => {
+  const ssmCore = Match.arrayWith([
+    {
+      'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::aws:policy/AmazonSSMManagedInstanceCore']],
+    },
+  ]);
+
+  test('the role can register with Systems Manager by default, so operators need no SSH', () => {
+    buildFleet().template().hasResourceProperties('AWS::IAM::Role', { ManagedPolicyArns: ssmCore });
+  });
+
+  test('sessionManager: false leaves the policy out', () => {
+    const roles = buildFleet({ props: { sessionManager: false } })
+      .template()
+      .findResources('AWS::IAM::Role', { Properties: { ManagedPolicyArns: ssmCore } });
+    expect(Object.keys(roles)).toEqual([]);
+  });
+});
+
 describe('fleet id wiring', () => {
   test('scratch file systems of another fleet fail at synth, naming both ids and both construct paths', () => {
     expect(() => buildFleet({ scratchFleetId: 'render' })).toThrow(
