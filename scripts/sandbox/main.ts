@@ -37,6 +37,10 @@ import { Progress } from './progress';
 const json = process.argv.includes('--json');
 const STACK = 'Mountfleet';
 const FLEET_ID = 'sandbox';
+/** The zones the fleet spans (AZ IDs, as on AWS), each with its own Express cache bucket. */
+const ZONE_IDS = ['use1-az4', 'use1-az6'];
+/** The bucket the demo seeds and the fleet mounts through Mountpoint. */
+const DATASET_BUCKET = 'sandbox-datasets';
 const ACCOUNT = EMULATOR_ACCOUNT;
 const REGION = EMULATOR_REGION;
 
@@ -328,29 +332,37 @@ async function main(): Promise<number> {
       profile: 'sandbox',
       account: ACCOUNT,
       region: REGION,
-      fleet: { desiredCapacity: 3, minCapacity: 0, maxCapacity: 3 },
+      network: { azIds: ZONE_IDS },
+      fleet: {
+        desiredCapacity: 4,
+        minCapacity: 0,
+        maxCapacity: 4,
+        mounts: [{ bucket: DATASET_BUCKET, prefix: 'train/', path: '/mnt/datasets', dataset: 'immutable' }],
+      },
     }),
   );
   const cdkOut = join(work, 'cdk.out');
   const outputsFile = join(work, 'outputs.json');
-  await progress.step('cdk deploy of the bundled app (sandbox profile: no Express cache, no alarms)', () =>
-    cdk(
-      [
-        'deploy',
-        STACK,
-        '--require-approval',
-        'never',
-        '--method=direct',
-        '--no-lookups',
-        '--outputs-file',
-        outputsFile,
-        '-o',
-        cdkOut,
-        '-c',
-        `mountfleetConfig=${configFile}`,
-      ],
-      env,
-    ),
+  await progress.step(
+    'cdk deploy of the bundled app (Express cache per zone, scratch, reaper, alarms, dashboard)',
+    () =>
+      cdk(
+        [
+          'deploy',
+          STACK,
+          '--require-approval',
+          'never',
+          '--method=direct',
+          '--no-lookups',
+          '--outputs-file',
+          outputsFile,
+          '-o',
+          cdkOut,
+          '-c',
+          `mountfleetConfig=${configFile}`,
+        ],
+        env,
+      ),
   );
   const destroy = () =>
     cdk(['destroy', STACK, '--force', '-o', cdkOut, '-c', `mountfleetConfig=${configFile}`], env);
