@@ -15,19 +15,15 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DescribeAutoScalingGroupsCommand } from '@aws-sdk/client-auto-scaling';
-import {
-  DescribeInstancesCommand,
-  DescribeLaunchTemplateVersionsCommand,
-  DescribeAvailabilityZonesCommand,
-  TerminateInstancesCommand,
-} from '@aws-sdk/client-ec2';
+import { TerminateInstancesCommand } from '@aws-sdk/client-ec2';
 import { GetFunctionConfigurationCommand, LambdaClient } from '@aws-sdk/client-lambda';
-import { autoScalingClient, clientConfig, ec2Client, efsClient } from '../../core/aws';
+import { clientConfig, ec2Client, efsClient } from '../../core/aws';
 import type { ReapReport } from '../../core/reaper/report';
 import { listScratchFileSystems, type ScratchFileSystemSummary } from '../../core/scratch/inventory';
 import { EMULATOR_ACCOUNT, EMULATOR_REGION, emulatorEnv, runCdk } from '../../test/support/cdk-cli';
 import { CLI_BUNDLE, runCli } from '../../test/support/cli';
+import { removeStandIns, standInForSkippedResources } from '../../test/support/cloudformation-gaps-standin';
+import { agentConfigFromUserData, fleetInstances, stackOutputs, waitFor } from './fleet';
 import { ImdsStandIn } from '../../test/support/imds';
 import { MotoServer, REPO_ROOT } from '../../test/support/moto';
 import { MOUNT_HELPER_STANDIN, mountsUnder } from '../../test/support/standins';
@@ -141,20 +137,6 @@ function startJob(job: Job, env: NodeJS.ProcessEnv, script: string): RunningJob 
   return job_;
 }
 
-async function waitFor<T>(
-  what: string,
-  probe: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 30000,
-): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 /** This fleet's scratch file systems (core's listing: pages of 100, tags checked), optionally of one job. */
 async function fleetScratch(jobId?: string): Promise<ScratchFileSystemSummary[]> {
   const all = await listScratchFileSystems(efsClient(), FLEET_ID);
@@ -179,69 +161,7 @@ const WRITE_READ_SCRIPT = [
   'df -h "$MOUNTFLEET_SCRATCH" | tail -1',
 ].join('; ');
 
-interface FleetInstance {
-  readonly instanceId: string;
-  readonly instanceType: string;
-  readonly availabilityZone: string;
-  readonly availabilityZoneId: string;
-  readonly launchTemplateId: string;
-}
-
 let report: Record<string, unknown> = {};
-
-async function stackOutputs(outputsFile: string): Promise<Record<string, string>> {
-  const all = JSON.parse(readFileSync(outputsFile, 'utf8')) as Record<string, Record<string, string>>;
-  return all[STACK];
-}
-
-/** The instances the deployed Auto Scaling group launched in the emulator, with their zone facts. */
-async function fleetInstances(asgName: string, count: number): Promise<FleetInstance[]> {
-  const asg = autoScalingClient();
-  const group = await waitFor('the Auto Scaling group to launch instances', async () => {
-    const g = (await asg.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [asgName] })))
-      .AutoScalingGroups?.[0];
-    return (g?.Instances?.length ?? 0) >= count ? g : undefined;
-  });
-  const ids = group.Instances!.slice(0, count).map((i) => i.InstanceId!);
-  const ec2 = ec2Client();
-  const reservations =
-    (await ec2.send(new DescribeInstancesCommand({ InstanceIds: ids }))).Reservations ?? [];
-  const described = reservations.flatMap((r) => r.Instances ?? []);
-  const zones = (await ec2.send(new DescribeAvailabilityZonesCommand({}))).AvailabilityZones ?? [];
-  return described.map((i) => {
-    const zone = zones.find((z) => z.ZoneName === i.Placement?.AvailabilityZone)!;
-    return {
-      instanceId: i.InstanceId!,
-      // moto leaves the type empty for mixed-instances groups: take the group's first override then.
-      instanceType:
-        i.InstanceType ||
-        group.MixedInstancesPolicy?.LaunchTemplate?.Overrides?.[0]?.InstanceType ||
-        'c6i.large',
-      availabilityZone: zone.ZoneName!,
-      availabilityZoneId: zone.ZoneId!,
-      launchTemplateId:
-        group.MixedInstancesPolicy?.LaunchTemplate?.LaunchTemplateSpecification?.LaunchTemplateId ??
-        group.LaunchTemplate?.LaunchTemplateId ??
-        '',
-    };
-  });
-}
-
-/** agent.json exactly as ComputeFleet's user data writes it on a real instance. */
-async function agentConfigFromUserData(launchTemplateId: string): Promise<unknown> {
-  const versions = await ec2Client().send(
-    new DescribeLaunchTemplateVersionsCommand({ LaunchTemplateId: launchTemplateId, Versions: ['$Latest'] }),
-  );
-  const userData = Buffer.from(
-    versions.LaunchTemplateVersions![0].LaunchTemplateData!.UserData!,
-    'base64',
-  ).toString();
-  const m = /cat > \/etc\/mountfleet\/agent\.json <<'MOUNTFLEET_EOF'\n([\s\S]*?)\nMOUNTFLEET_EOF/.exec(
-    userData,
-  );
-  if (!m) throw new Error('no agent.json in the launch template user data');
-  return JSON.parse(m[1]);
-}
 
 /** Detaches every mount below `dir` (deepest first), so the directory can be removed. */
 function unmountUnder(dir: string): void {
@@ -370,18 +290,25 @@ async function main(): Promise<number> {
   cleanups.add('cdk destroy', async () => {
     if (!destroyed) await destroy();
   });
+  const outputs = stackOutputs(outputsFile, STACK);
+  const stoodIn = await progress.step(
+    'Stand in for what the emulator skipped: directory buckets (as ordinary buckets), alarms',
+    () => standInForSkippedResources(join(cdkOut, `${STACK}.template.json`), STACK),
+    (s) =>
+      `${s.directoryBuckets.join(', ')}; ${s.alarms.length} alarms${s.notStoodIn.length ? `; NOT: ${s.notStoodIn.join('; ')}` : ''}`,
+  );
+  cleanups.add('remove the stand-ins', () => removeStandIns(stoodIn));
 
   // 3. Play fleet instances from what was deployed.
-  const outputs = await stackOutputs(outputsFile);
   const instances = await progress.step(
     'Find the fleet instances the Auto Scaling group launched',
-    () => fleetInstances(outputs.AutoScalingGroupName, 3),
-    (ids) => ids.map((i) => `${i.instanceId} (${i.availabilityZone})`).join(', '),
+    () => fleetInstances(STACK, outputs.AutoScalingGroupName, 4, ZONE_IDS),
+    (ids) => ids.map((i) => `${i.instanceId} (${i.availabilityZoneId})`).join(', '),
   );
   const agentConfig = await progress.step(
     'Read agent.json from the launch template user data',
     () => agentConfigFromUserData(instances[0].launchTemplateId),
-    (c) => `fleet ${(c as { fleetId: string }).fleetId}`,
+    (c) => `fleet ${c.fleetId}`,
   );
   const agentConfigFile = join(work, 'agent.json');
   writeFileSync(agentConfigFile, JSON.stringify(agentConfig, null, 2));
@@ -511,6 +438,7 @@ async function main(): Promise<number> {
 
   const leaked = await fleetScratch();
   report = {
+    standIns: stoodIn,
     jobs,
     reaper: { eventFastPath: eventReport, scheduled: scheduledReport, dryRunPastGrace: pastGrace },
     leakedFileSystems: leaked.map((f) => f.fileSystemId),
