@@ -23,6 +23,9 @@ import { listScratchFileSystems, type ScratchFileSystemSummary } from '../../cor
 import { EMULATOR_ACCOUNT, EMULATOR_REGION, emulatorEnv, runCdk } from '../../test/support/cdk-cli';
 import { CLI_BUNDLE, runCli } from '../../test/support/cli';
 import { removeStandIns, standInForSkippedResources } from '../../test/support/cloudformation-gaps-standin';
+import { FaultProxy } from '../../test/support/fault-proxy';
+import { playZoneOutages } from './mounts';
+import { seedDataset } from './dataset';
 import { agentConfigFromUserData, fleetInstances, stackOutputs, waitFor } from './fleet';
 import { ImdsStandIn } from '../../test/support/imds';
 import { MotoServer, REPO_ROOT } from '../../test/support/moto';
@@ -37,6 +40,8 @@ const FLEET_ID = 'sandbox';
 const ZONE_IDS = ['use1-az4', 'use1-az6'];
 /** The bucket the demo seeds and the fleet mounts through Mountpoint. */
 const DATASET_BUCKET = 'sandbox-datasets';
+const DATASET_FILE = 'shard-0000.tar';
+const DATASET_BYTES = 4 * 1048576;
 const ACCOUNT = EMULATOR_ACCOUNT;
 const REGION = EMULATOR_REGION;
 
@@ -333,6 +338,46 @@ async function main(): Promise<number> {
       MOUNTFLEET_RUN_DIR: join(work, `run-${n}`),
       TMPDIR: work,
     });
+
+  // Mounts: one played instance per zone runs `up --supervise`; each zone's Express cache goes dark in turn.
+  const bucketsDir = await progress.step(
+    `Seed s3://${DATASET_BUCKET}/train/ (the fleet's dataset mount)`,
+    () => seedDataset(work, DATASET_BUCKET, DATASET_FILE, DATASET_BYTES),
+    () => `${DATASET_FILE}, ${DATASET_BYTES / 1048576} MiB`,
+  );
+  const proxy = await FaultProxy.start({ target: moto.endpoint });
+  cleanups.add('stop the fault proxy', () => proxy.stop());
+  const mountIndexes = ZONE_IDS.map((z) =>
+    instances.findIndex((i, n) => n >= 2 && i.availabilityZoneId === z),
+  );
+  const zones = await progress.step(
+    `Mounts: up --supervise on ${mountIndexes.map((n) => instances[n].instanceId).join(', ')}; each zone's Express cache black-holed in turn`,
+    () =>
+      playZoneOutages({
+        workDir: work,
+        agentConfig,
+        instances: mountIndexes.map((n) => ({
+          instanceId: instances[n].instanceId,
+          zoneId: instances[n].availabilityZoneId,
+          imdsEndpoint: imds[n].endpoint,
+        })),
+        proxy,
+        bucketsDir,
+        fileName: DATASET_FILE,
+        env: sandboxEnv(moto),
+        onCleanup: (what, run) => cleanups.add(what, run),
+        log,
+      }),
+    (rs) =>
+      rs
+        .map(
+          (r) =>
+            `${r.zoneId}: standby after ${r.failoverSeconds.toFixed(1)} s, back after ${r.recoverySeconds.toFixed(1)} s`,
+        )
+        .join('; '),
+  );
+  report.zones = zones;
+
   const jobs: Job[] = [];
   report.jobs = jobs;
 
@@ -439,6 +484,8 @@ async function main(): Promise<number> {
   const leaked = await fleetScratch();
   report = {
     standIns: stoodIn,
+    mountS3: 'stand-in',
+    zones,
     jobs,
     reaper: { eventFastPath: eventReport, scheduled: scheduledReport, dryRunPastGrace: pastGrace },
     leakedFileSystems: leaked.map((f) => f.fileSystemId),

@@ -1,0 +1,244 @@
+/**
+ * Played instances that mount S3: one per zone, each in a private mount namespace with its own IMDS
+ * stand-in, running `mountfleet up --supervise` from the agent.json the deploy wrote into user data. Each is
+ * driven by the Express failover scenario (test/agent/mountpoint/failover-scenario.ts): it holds a file open
+ * through the mount; the sandbox black-holes that zone's Express cache bucket only (the other zone keeps
+ * its cache), and the scenario measures when new opens reach the cache-less standby, checks the held
+ * handle, then the way back once the zone returns, and a Mountpoint process killed and restarted.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { STANDIN } from '../../test/agent/mountpoint/failover-harness';
+import { CLI_BUNDLE } from '../../test/support/cli';
+import type { FaultProxy } from '../../test/support/fault-proxy';
+import { REPO_ROOT } from '../../test/support/moto';
+import type { AgentJson } from './fleet';
+
+const SCENARIO = join(REPO_ROOT, 'test/agent/mountpoint/failover-scenario.ts');
+const TSX_LOADER = `file://${join(REPO_ROOT, 'node_modules/tsx/dist/loader.mjs')}`;
+/** How long one scenario event may take (the agent's probe interval is seconds). */
+const EVENT_TIMEOUT_MS = 60_000;
+
+/** A played instance that mounts the fleet's buckets. */
+export interface MountInstance {
+  readonly instanceId: string;
+  readonly zoneId: string;
+  readonly imdsEndpoint: string;
+}
+
+type Event = Record<string, unknown> & { event: string };
+
+/** One played instance running the scenario; events arrive in order, commands go to its stdin. */
+class PlayedInstance {
+  private readonly events: Event[] = [];
+  private wake: () => void = () => {};
+  private stderr = '';
+  readonly exited: Promise<number | null>;
+
+  constructor(
+    readonly instance: MountInstance,
+    readonly runDir: string,
+    private readonly child: ChildProcess,
+  ) {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      this.events.push(JSON.parse(line) as Event);
+      this.wake();
+    });
+    child.stderr!.on('data', (d: Buffer) => (this.stderr = (this.stderr + d.toString()).slice(-4000)));
+    this.exited = new Promise((r) => child.once('exit', (code) => r(code)));
+    void this.exited.then(() => this.wake());
+  }
+
+  async next(name: string): Promise<Event> {
+    const deadline = Date.now() + EVENT_TIMEOUT_MS;
+    for (;;) {
+      const e = this.events.shift();
+      if (e?.event === 'error')
+        throw new Error(`${this.instance.zoneId}: ${String(e.message)}\n${String(e.agentLog).slice(-3000)}`);
+      if (e?.event === name) return e;
+      if (e) throw new Error(`${this.instance.zoneId}: expected ${name}, got ${e.event}`);
+      if (this.child.exitCode !== null)
+        throw new Error(`${this.instance.zoneId}: scenario exited ${this.child.exitCode}: ${this.stderr}`);
+      if (Date.now() > deadline) throw new Error(`${this.instance.zoneId}: no ${name} in time`);
+      await new Promise<void>((r) => {
+        this.wake = r;
+        setTimeout(r, 1000);
+      });
+    }
+  }
+
+  send(command: string): void {
+    this.child.stdin!.write(`${command}\n`);
+  }
+
+  /** Which Mountpoint process serves new opens now, from the agent's state file. */
+  active(): string {
+    const state = JSON.parse(readFileSync(join(this.runDir, 'state.json'), 'utf8')) as {
+      mounts: { active: string }[];
+    };
+    return state.mounts[0].active;
+  }
+
+  kill(): void {
+    if (this.child.exitCode === null) this.child.kill('SIGKILL');
+  }
+}
+
+export interface ZoneResult {
+  readonly zoneId: string;
+  readonly instanceId: string;
+  readonly bucket: string;
+  readonly expressBucket: string;
+  /** The file held open was first opened on the Express-cached Mountpoint process. */
+  readonly heldOnExpress: boolean;
+  /** Bytes read back through the held handle during the outage, and whether they were the seeded ones. */
+  readonly heldBytesRead: number;
+  readonly heldBytesSame: boolean;
+  /** Outage → first new open served by the standby (no Express cache). */
+  readonly failoverSeconds: number;
+  /** Zone back → first new open served by the Express-cached process again. */
+  readonly recoverySeconds: number;
+  /** Express-cached process SIGKILLed → its restarted successor serves new opens. */
+  readonly restartSeconds: number;
+  /** Whether the other zone's instance kept its Express cache during this zone's outage (null: no other). */
+  readonly otherZoneKeptCache: boolean | null;
+  /** Requests the proxy black-holed (the agent's probes and cache traffic of this zone). */
+  readonly blackholedRequests: number;
+  readonly agentExit: number | null;
+  readonly leftMounted: number;
+}
+
+export interface MountsOptions {
+  readonly workDir: string;
+  readonly agentConfig: AgentJson;
+  readonly instances: readonly MountInstance[];
+  /** The proxy the played instances reach AWS through; its black hole plays the dark zone. */
+  readonly proxy: FaultProxy;
+  /** The stand-in's buckets: `<dir>/<bucket>/<key>`, the same objects the demo put into S3. */
+  readonly bucketsDir: string;
+  readonly fileName: string;
+  readonly env: NodeJS.ProcessEnv;
+  /** Registers how to stop what this starts (the sandbox's cleanups). */
+  readonly onCleanup: (what: string, run: () => void) => void;
+  readonly log: (message: string) => void;
+}
+
+/** The mount path moved under the work directory: each played instance has a file system of its own. */
+function instanceConfig(config: AgentJson, dir: string): { file: string; userPath: string } {
+  const userPath = join(dir, 'mnt', config.mounts[0].path);
+  const file = join(dir, 'agent.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      ...config,
+      mounts: config.mounts.map((m, i) => (i === 0 ? { ...m, path: userPath } : m)),
+    }),
+  );
+  return { file, userPath };
+}
+
+function start(o: MountsOptions, instance: MountInstance): PlayedInstance {
+  const dir = join(o.workDir, `instance-${instance.zoneId}`);
+  mkdirSync(dir, { recursive: true });
+  const { file, userPath } = instanceConfig(o.agentConfig, dir);
+  const runDir = join(dir, 'run');
+  const child = spawn(
+    'unshare',
+    [
+      '-m',
+      '--propagation',
+      'private',
+      '--',
+      process.execPath,
+      '--no-warnings',
+      '--import',
+      TSX_LOADER,
+      SCENARIO,
+      CLI_BUNDLE,
+      file,
+      userPath,
+      o.fileName,
+    ],
+    {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: {
+        ...o.env,
+        AWS_ENDPOINT_URL: o.proxy.endpoint,
+        AWS_EC2_METADATA_SERVICE_ENDPOINT: instance.imdsEndpoint,
+        MOUNTFLEET_MOUNT_S3: STANDIN,
+        MOUNTFLEET_RUN_DIR: runDir,
+        MOUNTFLEET_SYSTEM_ROOT: join(dir, 'root'),
+        MOUNT_S3_STANDIN_BUCKETS: o.bucketsDir,
+      },
+    },
+  );
+  const played = new PlayedInstance(instance, runDir, child);
+  // The mount namespace, and every mount in it, dies with the scenario's process.
+  o.onCleanup(`stop the played instance in ${instance.zoneId}`, () => played.kill());
+  return played;
+}
+
+/** One zone's outage while its instance holds a file open, then the zone's return. */
+async function outage(
+  o: MountsOptions,
+  played: PlayedInstance,
+  ready: Event,
+  others: readonly PlayedInstance[],
+): Promise<ZoneResult> {
+  const zoneId = played.instance.zoneId;
+  const expressBucket = o.agentConfig.expressCache!.buckets[zoneId];
+  o.proxy.resetStats();
+  const rule = o.proxy.addRule({
+    service: 's3',
+    match: (r) => r.path === `/${expressBucket}` || r.path.startsWith(`/${expressBucket}/`),
+    fault: { kind: 'blackhole' },
+  });
+  const darkAt = Date.now();
+  played.send('dark');
+  await played.next('switched');
+  const failoverSeconds = (Date.now() - darkAt) / 1000;
+  const otherZoneKeptCache = others.length ? others.every((p) => p.active() === 'xz') : null;
+  const held = await played.next('held-ok');
+  const blackholedRequests = o.proxy.requests().filter((r) => r.outcome === 'blackhole').length;
+  o.proxy.removeRule(rule);
+  const lightAt = Date.now();
+  played.send('light');
+  await played.next('back');
+  const recoverySeconds = (Date.now() - lightAt) / 1000;
+  const restarted = await played.next('restarted');
+  const done = await played.next('done');
+  return {
+    zoneId,
+    instanceId: played.instance.instanceId,
+    bucket: o.agentConfig.mounts[0].bucket,
+    expressBucket,
+    heldOnExpress: ready.heldOnExpress === true,
+    heldBytesRead: held.bytes as number,
+    heldBytesSame: held.same === true,
+    failoverSeconds,
+    recoverySeconds,
+    restartSeconds: (restarted.ms as number) / 1000,
+    otherZoneKeptCache,
+    blackholedRequests,
+    agentExit: done.agentExit as number | null,
+    leftMounted: done.leftMounted as number,
+  };
+}
+
+/**
+ * Starts one played instance per zone, then plays each zone's outage in turn while the other zones'
+ * instances keep theirs: the report's "Mounts" and "Express cache outage" facts.
+ */
+export async function playZoneOutages(o: MountsOptions): Promise<ZoneResult[]> {
+  const played = o.instances.map((i) => start(o, i));
+  const ready = await Promise.all(played.map((p) => p.next('ready')));
+  const results: ZoneResult[] = [];
+  for (const [n, p] of played.entries()) {
+    o.log(`${p.instance.zoneId}: ${p.instance.instanceId} holds a file open; black-holing its Express cache`);
+    results.push(await outage(o, p, ready[n], played.slice(n + 1)));
+    await p.exited;
+  }
+  return results;
+}
