@@ -24,7 +24,8 @@ import { EMULATOR_ACCOUNT, EMULATOR_REGION, emulatorEnv, runCdk } from '../../te
 import { CLI_BUNDLE, runCli } from '../../test/support/cli';
 import { removeStandIns, standInForSkippedResources } from '../../test/support/cloudformation-gaps-standin';
 import { FaultProxy } from '../../test/support/fault-proxy';
-import { playZoneOutages } from './mounts';
+import { chooseMountS3, playZoneOutages } from './mounts';
+import { answerExpressCreateSession } from '../../test/support/express-session-standin';
 import { seedDataset } from './dataset';
 import { agentConfigFromUserData, fleetInstances, stackOutputs, waitFor } from './fleet';
 import { ImdsStandIn } from '../../test/support/imds';
@@ -347,6 +348,10 @@ async function main(): Promise<number> {
   );
   const proxy = await FaultProxy.start({ target: moto.endpoint });
   cleanups.add('stop the fault proxy', () => proxy.stop());
+  // STAND-IN for S3 Express CreateSession (moto has none), which a real Mountpoint sends before using the cache.
+  answerExpressCreateSession(proxy);
+  const mountS3 = chooseMountS3();
+  log(`mount-s3: ${mountS3.why}`);
   const mountIndexes = ZONE_IDS.map((z) =>
     instances.findIndex((i, n) => n >= 2 && i.availabilityZoneId === z),
   );
@@ -363,6 +368,7 @@ async function main(): Promise<number> {
         })),
         proxy,
         bucketsDir,
+        mountS3,
         fileName: DATASET_FILE,
         env: sandboxEnv(moto),
         onCleanup: (what, run) => cleanups.add(what, run),
@@ -484,7 +490,7 @@ async function main(): Promise<number> {
   const leaked = await fleetScratch();
   report = {
     standIns: stoodIn,
-    mountS3: 'stand-in',
+    mountS3: mountS3.kind,
     zones,
     jobs,
     reaper: { eventFastPath: eventReport, scheduled: scheduledReport, dryRunPastGrace: pastGrace },

@@ -6,7 +6,7 @@
  * its cache), and the scenario measures when new opens reach the cache-less standby, checks the held
  * handle, then the way back once the zone returns, and a Mountpoint process killed and restarted.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -14,6 +14,7 @@ import { STANDIN } from '../../test/agent/mountpoint/failover-harness';
 import { CLI_BUNDLE } from '../../test/support/cli';
 import type { FaultProxy } from '../../test/support/fault-proxy';
 import { REPO_ROOT } from '../../test/support/moto';
+import { emulatorMountS3, realMountpoint } from '../../test/support/real-mountpoint';
 import type { AgentJson } from './fleet';
 
 const SCENARIO = join(REPO_ROOT, 'test/agent/mountpoint/failover-scenario.ts');
@@ -118,6 +119,7 @@ export interface MountsOptions {
   readonly proxy: FaultProxy;
   /** The stand-in's buckets: `<dir>/<bucket>/<key>`, the same objects the demo put into S3. */
   readonly bucketsDir: string;
+  readonly mountS3: MountS3Choice;
   readonly fileName: string;
   readonly env: NodeJS.ProcessEnv;
   /** Registers how to stop what this starts (the sandbox's cleanups). */
@@ -137,6 +139,36 @@ function instanceConfig(config: AgentJson, dir: string): { file: string; userPat
     }),
   );
   return { file, userPath };
+}
+
+/** Which Mountpoint the played instances run, and why. */
+export interface MountS3Choice {
+  readonly kind: 'official' | 'harness' | 'stand-in';
+  readonly binary: string;
+  readonly why: string;
+}
+
+/**
+ * The real `mount-s3` when one is found (MOUNTFLEET_MOUNT_S3, or on the PATH), else the project's harness on
+ * Mountpoint's crates (scripts/build-harness.sh), else the Node stand-in, which serves a local directory.
+ */
+export function chooseMountS3(): MountS3Choice {
+  const onPath = spawnSync('sh', ['-c', 'command -v mount-s3'], { encoding: 'utf8' }).stdout.trim();
+  const real = process.env.MOUNTFLEET_MOUNT_S3
+    ? realMountpoint()
+    : onPath
+      ? { binary: onPath, kind: 'official' as const }
+      : realMountpoint();
+  if ('binary' in real)
+    return {
+      kind: real.kind,
+      binary: real.binary,
+      why:
+        real.kind === 'official'
+          ? `Amazon's mount-s3 at ${real.binary}`
+          : `the project's harness on Mountpoint's crates (${real.binary})`,
+    };
+  return { kind: 'stand-in', binary: STANDIN, why: `the Node stand-in: ${real.skip}` };
 }
 
 function start(o: MountsOptions, instance: MountInstance): PlayedInstance {
@@ -167,7 +199,13 @@ function start(o: MountsOptions, instance: MountInstance): PlayedInstance {
         ...o.env,
         AWS_ENDPOINT_URL: o.proxy.endpoint,
         AWS_EC2_METADATA_SERVICE_ENDPOINT: instance.imdsEndpoint,
-        MOUNTFLEET_MOUNT_S3: STANDIN,
+        // Real Mountpoint against the emulator: its endpoint and path-style on top, no IMDS of its own.
+        ...(o.mountS3.kind === 'stand-in'
+          ? { MOUNTFLEET_MOUNT_S3: STANDIN }
+          : {
+              MOUNTFLEET_MOUNT_S3: emulatorMountS3(dir, o.mountS3.binary, o.proxy.endpoint),
+              AWS_EC2_METADATA_DISABLED: 'true',
+            }),
         MOUNTFLEET_RUN_DIR: runDir,
         MOUNTFLEET_SYSTEM_ROOT: join(dir, 'root'),
         MOUNT_S3_STANDIN_BUCKETS: o.bucketsDir,
