@@ -12,7 +12,7 @@
  * 6. destroys the stack and stops everything it started, also on Ctrl-C.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TerminateInstancesCommand } from '@aws-sdk/client-ec2';
@@ -24,7 +24,8 @@ import { EMULATOR_ACCOUNT, EMULATOR_REGION, emulatorEnv, runCdk } from '../../te
 import { CLI_BUNDLE, runCli } from '../../test/support/cli';
 import { removeStandIns, standInForSkippedResources } from '../../test/support/cloudformation-gaps-standin';
 import { FaultProxy } from '../../test/support/fault-proxy';
-import { chooseMountS3, playZoneOutages } from './mounts';
+import { agentMetricsLogs, chooseMountS3, playZoneOutages } from './mounts';
+import { metricsReport, shipEmfFiles, startCloudWatchAgent } from './metrics';
 import { answerExpressCreateSession } from '../../test/support/express-session-standin';
 import { seedDataset } from './dataset';
 import { agentConfigFromUserData, fleetInstances, stackOutputs, waitFor } from './fleet';
@@ -43,6 +44,8 @@ const ZONE_IDS = ['use1-az4', 'use1-az6'];
 const DATASET_BUCKET = 'sandbox-datasets';
 const DATASET_FILE = 'shard-0000.tar';
 const DATASET_BYTES = 4 * 1048576;
+/** Where the reaper handler's log lines go (its CloudWatch log group on AWS); kept after the run. */
+const REAPER_LOG = join(tmpdir(), `mountfleet-sandbox-reaper-${process.pid}.jsonl`);
 const ACCOUNT = EMULATOR_ACCOUNT;
 const REGION = EMULATOR_REGION;
 
@@ -212,9 +215,13 @@ async function invokeReaper(functionName: string, event: Record<string, unknown>
     awsRequestId: 'sandbox-invocation',
     getRemainingTimeInMillis: () => deadline - Date.now(),
   };
-  // The handler logs one JSON line per decision to stdout, as in Lambda; here stdout is the report's.
+  // The handler logs JSON lines (decisions, embedded metrics) to stdout, as in Lambda, where they reach its
+  // log group; here stdout is the report's, so they go to a file the report names.
   const write = process.stdout.write.bind(process.stdout);
-  process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
+  process.stdout.write = ((chunk: string | Uint8Array) => {
+    appendFileSync(REAPER_LOG, chunk);
+    return true;
+  }) as typeof process.stdout.write;
   try {
     return await mod[exportName](event, context);
   } finally {
@@ -304,6 +311,10 @@ async function main(): Promise<number> {
       `${s.directoryBuckets.join(', ')}; ${s.alarms.length} alarms${s.notStoodIn.length ? `; NOT: ${s.notStoodIn.join('; ')}` : ''}`,
   );
   cleanups.add('remove the stand-ins', () => removeStandIns(stoodIn));
+  const cloudWatchAgent = await startCloudWatchAgent(outputs.AutoScalingGroupName);
+  cleanups.add('stop the CloudWatch agent stand-in', () => cloudWatchAgent.stop());
+  if (!cloudWatchAgent.receiving)
+    log(`Mountpoint's metrics will not arrive: ${cloudWatchAgent.errors.join('; ')}`);
 
   // 3. Play fleet instances from what was deployed.
   const instances = await progress.step(
@@ -383,6 +394,7 @@ async function main(): Promise<number> {
         .join('; '),
   );
   report.zones = zones;
+  shipEmfFiles(cloudWatchAgent, agentMetricsLogs(work, ZONE_IDS));
 
   const jobs: Job[] = [];
   report.jobs = jobs;
@@ -487,11 +499,23 @@ async function main(): Promise<number> {
     busy.outcome += `; ended with SIGTERM (exit ${busy.exitCode}), torn down`;
   });
 
+  shipEmfFiles(cloudWatchAgent, [REAPER_LOG]);
+  const metrics = await progress.step(
+    "Metrics in the emulator's CloudWatch (through the CloudWatch agent stand-in)",
+    () => metricsReport(cloudWatchAgent),
+    (m) =>
+      Object.entries(m.datapoints)
+        .map(([ns, names]) => `${ns}: ${Object.values(names).reduce((a, b) => a + b, 0)} datapoints`)
+        .join(', '),
+  );
+
   const leaked = await fleetScratch();
   report = {
     standIns: stoodIn,
     mountS3: mountS3.kind,
     zones,
+    metrics,
+    reaperLog: REAPER_LOG,
     jobs,
     reaper: { eventFastPath: eventReport, scheduled: scheduledReport, dryRunPastGrace: pastGrace },
     leakedFileSystems: leaked.map((f) => f.fileSystemId),

@@ -11,6 +11,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { STANDIN } from '../../test/agent/mountpoint/failover-harness';
+import { agentPaths } from '../../core/mountpoint/paths';
 import { CLI_BUNDLE } from '../../test/support/cli';
 import type { FaultProxy } from '../../test/support/fault-proxy';
 import { REPO_ROOT } from '../../test/support/moto';
@@ -171,8 +172,16 @@ export function chooseMountS3(): MountS3Choice {
   return { kind: 'stand-in', binary: STANDIN, why: `the Node stand-in: ${real.skip}` };
 }
 
+const instanceDir = (workDir: string, zoneId: string) => join(workDir, `instance-${zoneId}`);
+const systemRootOf = (workDir: string, zoneId: string) => join(instanceDir(workDir, zoneId), 'root');
+
+/** The embedded-metric-format lines each played instance's agent wrote (Express cache switches). */
+export function agentMetricsLogs(workDir: string, zoneIds: readonly string[]): string[] {
+  return zoneIds.map((z) => agentPaths({ MOUNTFLEET_SYSTEM_ROOT: systemRootOf(workDir, z) }).metricsLogFile);
+}
+
 function start(o: MountsOptions, instance: MountInstance): PlayedInstance {
-  const dir = join(o.workDir, `instance-${instance.zoneId}`);
+  const dir = instanceDir(o.workDir, instance.zoneId);
   mkdirSync(dir, { recursive: true });
   const { file, userPath } = instanceConfig(o.agentConfig, dir);
   const runDir = join(dir, 'run');
@@ -207,7 +216,7 @@ function start(o: MountsOptions, instance: MountInstance): PlayedInstance {
               AWS_EC2_METADATA_DISABLED: 'true',
             }),
         MOUNTFLEET_RUN_DIR: runDir,
-        MOUNTFLEET_SYSTEM_ROOT: join(dir, 'root'),
+        MOUNTFLEET_SYSTEM_ROOT: systemRootOf(o.workDir, instance.zoneId),
         MOUNT_S3_STANDIN_BUCKETS: o.bucketsDir,
       },
     },
