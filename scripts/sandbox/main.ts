@@ -34,6 +34,7 @@ import { MotoServer, REPO_ROOT } from '../../test/support/moto';
 import { MOUNT_HELPER_STANDIN, mountsUnder } from '../../test/support/standins';
 import { Cleanups } from './cleanup';
 import { Progress } from './progress';
+import { renderReport, type JobRecord, type SandboxReport } from './report';
 
 const json = process.argv.includes('--json');
 const STACK = 'Mountfleet';
@@ -53,13 +54,7 @@ const progress = new Progress();
 const cleanups = new Cleanups();
 const log = (m: string) => progress.note(m);
 
-interface Job {
-  readonly id: string;
-  readonly instanceId: string;
-  outcome: string;
-  exitCode?: number | null;
-  fileSystemId?: string;
-}
+type Job = JobRecord;
 
 function sandboxEnv(moto: MotoServer, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return {
@@ -170,7 +165,7 @@ const WRITE_READ_SCRIPT = [
   'df -h "$MOUNTFLEET_SCRATCH" | tail -1',
 ].join('; ');
 
-let report: Record<string, unknown> = {};
+const report: SandboxReport = {};
 
 /** Detaches every mount below `dir` (deepest first), so the directory can be removed. */
 function unmountUnder(dir: string): void {
@@ -311,6 +306,7 @@ async function main(): Promise<number> {
       `${s.directoryBuckets.join(', ')}; ${s.alarms.length} alarms${s.notStoodIn.length ? `; NOT: ${s.notStoodIn.join('; ')}` : ''}`,
   );
   cleanups.add('remove the stand-ins', () => removeStandIns(stoodIn));
+  report.standIns = stoodIn;
   const cloudWatchAgent = await startCloudWatchAgent(outputs.AutoScalingGroupName);
   cleanups.add('stop the CloudWatch agent stand-in', () => cloudWatchAgent.stop());
   if (!cloudWatchAgent.receiving)
@@ -322,6 +318,7 @@ async function main(): Promise<number> {
     () => fleetInstances(STACK, outputs.AutoScalingGroupName, 4, ZONE_IDS),
     (ids) => ids.map((i) => `${i.instanceId} (${i.availabilityZoneId})`).join(', '),
   );
+  report.zonesUsed = [...new Set(instances.map((i) => i.availabilityZoneId))];
   const agentConfig = await progress.step(
     'Read agent.json from the launch template user data',
     () => agentConfigFromUserData(instances[0].launchTemplateId),
@@ -363,6 +360,7 @@ async function main(): Promise<number> {
   answerExpressCreateSession(proxy);
   const mountS3 = chooseMountS3();
   log(`mount-s3: ${mountS3.why}`);
+  report.mountS3 = mountS3;
   const mountIndexes = ZONE_IDS.map((z) =>
     instances.findIndex((i, n) => n >= 2 && i.availabilityZoneId === z),
   );
@@ -510,69 +508,42 @@ async function main(): Promise<number> {
   );
 
   const leaked = await fleetScratch();
-  report = {
-    standIns: stoodIn,
-    mountS3: mountS3.kind,
-    zones,
+  Object.assign(report, {
     metrics,
     reaperLog: REAPER_LOG,
-    jobs,
     reaper: { eventFastPath: eventReport, scheduled: scheduledReport, dryRunPastGrace: pastGrace },
     leakedFileSystems: leaked.map((f) => f.fileSystemId),
-    steps: progress.steps,
-  };
+  });
 
   await progress.step('cdk destroy', async () => {
     await destroy();
     destroyed = true;
   });
   const failed = eventReport.failed.length + scheduledReport.failed.length;
-  return leaked.length === 0 && reaped && busyUntouched && failed === 0 ? 0 : 1;
-}
-
-function reaperLines(runs: Record<string, ReapReport> | undefined): string[] {
-  return Object.entries(runs ?? {}).flatMap(([run, r]) => [
-    `  ${run}:`,
-    ...r.deleted.map((id) => `    deleted ${id}`),
-    ...r.kept.map((k) => `    kept    ${k.id}: ${k.reason}`),
-    ...r.failed.map((f) => `    FAILED  ${f.id}: ${f.error}`),
-  ]);
+  const mountsOk = zones.every(
+    (z) =>
+      z.heldOnExpress &&
+      z.heldBytesSame &&
+      z.otherZoneKeptCache !== false &&
+      z.agentExit === 0 &&
+      z.leftMounted === 0,
+  );
+  return leaked.length === 0 &&
+    reaped &&
+    busyUntouched &&
+    failed === 0 &&
+    mountsOk &&
+    metrics.errors.length === 0
+    ? 0
+    : 1;
 }
 
 function printReport(code: number): void {
-  const steps = progress.steps;
-  if (json) {
-    process.stdout.write(JSON.stringify({ ok: code === 0, ...report, steps }, null, 2) + '\n');
-    return;
-  }
-  const jobs = (report.jobs as Job[] | undefined) ?? [];
-  const lines = [
-    '',
-    'mountfleet local sandbox — report',
-    '',
-    'Steps:',
-    ...steps.map((s) => `  ${s.ok ? '✓' : '✗'} ${s.seconds.toFixed(1).padStart(5)} s  ${s.title}`),
-    `  total ${steps.reduce((t, s) => t + s.seconds, 0).toFixed(1)} s`,
-    '',
-    'Scratch jobs:',
-    ...jobs.map((j) => `  ${j.id.padEnd(16)} ${(j.fileSystemId ?? '-').padEnd(12)} ${j.outcome}`),
-    '',
-    'Reaper decisions:',
-    ...reaperLines(report.reaper as Record<string, ReapReport> | undefined),
-    '',
-    `Leaked scratch file systems at the end: ${((report.leakedFileSystems as string[] | undefined) ?? []).length}`,
-    '',
-    'What differs on real AWS:',
-    '  - file systems pass through creating/deleting states (seconds to minutes); here every state is immediate;',
-    '  - the EFS mount helper mounts over NFS/TLS; here a stand-in mounts a local tmpfs and records the options;',
-    '  - the reaper runs as a Lambda on a 15-minute schedule and on Spot/termination events, and also weighs',
-    '    CloudWatch ClientConnections (the emulator has no EFS metrics);',
-    '  - instances run the agent from user data; here processes play the three instances, with an IMDSv2 stand-in;',
-    '  - the Express cache, alarms and dashboard are deployed (the emulator cannot), and it costs money:',
-    '    see "Deploying to AWS" in the README.',
-    '',
-  ];
-  process.stdout.write(lines.join('\n'));
+  if (json)
+    process.stdout.write(
+      JSON.stringify({ ok: code === 0, ...report, steps: progress.steps }, null, 2) + '\n',
+    );
+  else process.stdout.write(renderReport(report, progress.steps));
 }
 
 main()
