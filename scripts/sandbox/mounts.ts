@@ -83,8 +83,25 @@ class PlayedInstance {
     return state.mounts[0].active;
   }
 
-  kill(): void {
-    if (this.child.exitCode === null) this.child.kill('SIGKILL');
+  /**
+   * Stops the scenario and the agent it started (its own process group): SIGTERM first, so the agent
+   * stops its Mountpoint processes and unmounts, then SIGKILL for whatever is left after 15 s.
+   */
+  async stop(): Promise<void> {
+    const group = -this.child.pid!;
+    const alive = () => {
+      try {
+        process.kill(group, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    if (!alive()) return;
+    process.kill(group, 'SIGTERM');
+    const deadline = Date.now() + 15_000;
+    while (alive() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    if (alive()) process.kill(group, 'SIGKILL');
   }
 }
 
@@ -124,7 +141,7 @@ export interface MountsOptions {
   readonly fileName: string;
   readonly env: NodeJS.ProcessEnv;
   /** Registers how to stop what this starts (the sandbox's cleanups). */
-  readonly onCleanup: (what: string, run: () => void) => void;
+  readonly onCleanup: (what: string, run: () => Promise<void>) => void;
   readonly log: (message: string) => void;
 }
 
@@ -204,6 +221,8 @@ function start(o: MountsOptions, instance: MountInstance): PlayedInstance {
     ],
     {
       stdio: ['pipe', 'pipe', 'pipe'],
+      // A process group of its own: the sandbox stops it with everything it started (see stop()).
+      detached: true,
       env: {
         ...o.env,
         AWS_ENDPOINT_URL: o.proxy.endpoint,
@@ -222,8 +241,8 @@ function start(o: MountsOptions, instance: MountInstance): PlayedInstance {
     },
   );
   const played = new PlayedInstance(instance, runDir, child);
-  // The mount namespace, and every mount in it, dies with the scenario's process.
-  o.onCleanup(`stop the played instance in ${instance.zoneId}`, () => played.kill());
+  // The mount namespace, and every mount in it, goes away with the last process in it.
+  o.onCleanup(`stop the played instance in ${instance.zoneId}`, () => played.stop());
   return played;
 }
 
