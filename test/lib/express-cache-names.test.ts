@@ -42,6 +42,9 @@ test('named directory buckets: no Ref or GetAtt on them; IAM and agent.json use 
     'use1-az4': 'ml-cache--use1-az4--x-s3',
     'use1-az6': 'ml-cache--use1-az6--x-s3',
   });
+  // Instances boot only once their zone's bucket exists, as a Ref would have ordered it.
+  const [group] = Object.values(template.findResources('AWS::AutoScaling::AutoScalingGroup'));
+  expect(group.DependsOn).toEqual(expect.arrayContaining(named));
   expect(JSON.stringify(template.findResources('AWS::IAM::Policy'))).toContain(
     ':bucket/ml-cache--use1-az4--x-s3',
   );
