@@ -3,13 +3,17 @@
  *
  *   npx tsx scripts/sandbox/main.ts [--json] [--keep-going]
  *
- * 1. starts the AWS emulator (moto) and an IMDSv2 stand-in on loopback;
- * 2. `cdk bootstrap` + `cdk deploy` of the bundled app into it with the real CDK CLI (sandbox profile);
- * 3. plays fleet instances launched by the deployed Auto Scaling group: a scratch job that writes and reads,
- *    one killed mid-run, one that receives a Spot interruption notice, one still running;
+ * 1. starts the AWS emulator (moto) on loopback;
+ * 2. `cdk bootstrap` + `cdk deploy` of the bundled app into it with the real CDK CLI (sandbox profile), then
+ *    stands in for what the emulator skipped (directory buckets, alarms);
+ * 3. plays fleet instances launched by the deployed Auto Scaling group in its two zones, each with an IMDSv2
+ *    stand-in: one per zone mounts the seeded dataset with `up --supervise`, and each zone's Express cache
+ *    goes dark in turn (mounts.ts); scratch jobs: one that writes and reads, one killed mid-run, one that
+ *    receives a Spot interruption notice, one still running;
  * 4. runs the deployed reaper's handler code against the emulator (emulated Lambda cannot run it);
- * 5. prints a report (and `--json` for machines);
- * 6. destroys the stack and stops everything it started, also on Ctrl-C.
+ * 5. collects the metrics through a CloudWatch agent stand-in (metrics.ts);
+ * 6. prints a report (report.ts; `--json` for machines);
+ * 7. destroys the stack and stops everything it started, also on Ctrl-C.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
