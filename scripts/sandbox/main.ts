@@ -314,7 +314,7 @@ async function main(): Promise<number> {
   const cloudWatchAgent = await startCloudWatchAgent(outputs.AutoScalingGroupName);
   cleanups.add('stop the CloudWatch agent stand-in', () => cloudWatchAgent.stop());
   if (!cloudWatchAgent.receiving)
-    log(`Mountpoint's metrics will not arrive: ${cloudWatchAgent.errors.join('; ')}`);
+    log(`Mountpoint's metrics will not arrive: ${cloudWatchAgent.notReceiving}`);
 
   // 3. Play fleet instances from what was deployed.
   const instances = await progress.step(

@@ -12,6 +12,7 @@ import { CloudWatchAgentStandIn, type MetricCounts } from '../../test/support/cl
 export interface MetricsReport {
   /** Whether Mountpoint's OTLP export could be received (its port may be taken on a shared machine). */
   readonly otlpReceiving: boolean;
+  readonly otlpNotReceivingBecause?: string;
   /** Datapoints written by the stand-in, by namespace and metric name. */
   readonly datapoints: MetricCounts;
   /** Metric names the emulator's CloudWatch lists, by namespace (ListMetrics). */
@@ -42,6 +43,7 @@ export async function metricsReport(agent: CloudWatchAgentStandIn): Promise<Metr
   const dashboards = (await cloudwatch.send(new ListDashboardsCommand({}))).DashboardEntries ?? [];
   return {
     otlpReceiving: agent.receiving,
+    ...(agent.notReceiving ? { otlpNotReceivingBecause: agent.notReceiving } : {}),
     datapoints: agent.datapoints(),
     listed,
     dashboards: dashboards.map((d) => d.DashboardName!),

@@ -65,7 +65,7 @@ function outageLines(r: SandboxReport): string[] {
 function metricLines(m: MetricsReport | undefined, reaperLog: string | undefined): string[] {
   if (!m) return ['  -'];
   return [
-    ...(m.otlpReceiving ? [] : ['  Mountpoint OTLP export NOT received (port taken)']),
+    ...(m.otlpReceiving ? [] : [`  Mountpoint's OTLP export NOT received: ${m.otlpNotReceivingBecause}`]),
     ...Object.entries(m.datapoints).flatMap(([ns, names]) => [
       `  ${ns}:`,
       ...Object.entries(names).map(([name, n]) => `    ${name.padEnd(42)} ${n} datapoints`),

@@ -20,6 +20,8 @@ export type MetricCounts = Record<string, Record<string, number>>;
 export class CloudWatchAgentStandIn {
   private readonly counts: MetricCounts = {};
   readonly errors: string[] = [];
+  /** Why it does not receive OTLP (the port was taken), if it does not. */
+  notReceiving?: string;
   private readonly cloudwatch = new CloudWatchClient(clientConfig());
   private pending: Promise<unknown> = Promise.resolve();
 
@@ -54,7 +56,7 @@ export class CloudWatchAgentStandIn {
     });
     await new Promise<void>((resolve) => {
       server.once('error', (e) => {
-        standIn.errors.push(`cannot listen on ${url.host}: ${(e as Error).message}`);
+        standIn.notReceiving = `cannot listen on ${url.host}: ${(e as Error).message}`;
         standIn.server = undefined;
         resolve();
       });
