@@ -504,7 +504,7 @@ async function main(): Promise<number> {
   shipEmfFiles(cloudWatchAgent, [REAPER_LOG]);
   const metrics = await progress.step(
     "Metrics in the emulator's CloudWatch (through the CloudWatch agent stand-in)",
-    () => metricsReport(cloudWatchAgent),
+    () => metricsReport(cloudWatchAgent, STACK),
     (m) =>
       Object.entries(m.datapoints)
         .map(([ns, names]) => `${ns}: ${Object.values(names).reduce((a, b) => a + b, 0)} datapoints`)

@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { CloudWatchClient, ListDashboardsCommand, ListMetricsCommand } from '@aws-sdk/client-cloudwatch';
 import { clientConfig } from '../../core/aws';
 import { OTLP_ENDPOINT } from '../../core/mountpoint/tuning';
+import { physicalIds } from '../../test/support/cloudformation-gaps-standin';
 import { CloudWatchAgentStandIn, type MetricCounts } from '../../test/support/cloudwatch-agent-standin';
 
 export interface MetricsReport {
@@ -19,6 +20,8 @@ export interface MetricsReport {
   readonly listed: Record<string, string[]>;
   /** The deployed dashboard(s): CloudWatch → Dashboards on AWS. */
   readonly dashboards: string[];
+  /** The stack's log groups (the agent's embedded metrics, the reaper's log): CloudWatch → Log groups. */
+  readonly logGroups: string[];
   readonly errors: string[];
 }
 
@@ -32,7 +35,7 @@ export function shipEmfFiles(agent: CloudWatchAgentStandIn, files: readonly stri
   for (const f of files) if (existsSync(f)) agent.putEmf(readFileSync(f, 'utf8'));
 }
 
-export async function metricsReport(agent: CloudWatchAgentStandIn): Promise<MetricsReport> {
+export async function metricsReport(agent: CloudWatchAgentStandIn, stack: string): Promise<MetricsReport> {
   await agent.flushed();
   const cloudwatch = new CloudWatchClient(clientConfig());
   const listed: Record<string, string[]> = {};
@@ -47,6 +50,10 @@ export async function metricsReport(agent: CloudWatchAgentStandIn): Promise<Metr
     datapoints: agent.datapoints(),
     listed,
     dashboards: dashboards.map((d) => d.DashboardName!),
+    logGroups: [...(await physicalIds(stack))]
+      .filter(([logical]) => /LogGroup[0-9A-F]{8}$/.test(logical))
+      .map(([, name]) => name)
+      .sort(),
     errors: [...agent.errors],
   };
 }

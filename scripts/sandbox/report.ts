@@ -71,7 +71,8 @@ function metricLines(m: MetricsReport | undefined, reaperLog: string | undefined
       ...Object.entries(names).map(([name, n]) => `    ${name.padEnd(42)} ${n} datapoints`),
     ]),
     ...m.errors.map((e) => `  ERROR ${e}`),
-    `  On AWS: CloudWatch → Dashboards → ${m.dashboards.join(', ') || '(none)'}; the reaper's log lines here: ${reaperLog}`,
+    `  On AWS: CloudWatch → Dashboards → ${m.dashboards.join(', ') || '(none)'}; log groups ${m.logGroups.join(', ')}`,
+    `  The reaper's log lines (its log group on AWS): ${reaperLog}`,
   ];
 }
 
