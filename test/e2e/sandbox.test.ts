@@ -97,6 +97,7 @@ describe('local sandbox (npm run demo)', () => {
     const { datapoints, listed } = report.metrics;
     expect(report.metrics.errors).toEqual([]);
     expect(report.metrics.dashboards).toContain('mountfleet-sandbox-storage');
+    expect(report.metrics.logGroups).toContain('/mountfleet/sandbox/agent-metrics');
     expect(datapoints.Mountfleet.Deleted).toBeGreaterThan(0);
     expect(datapoints.mountfleet.ExpressCacheSwitches).toBeGreaterThanOrEqual(2 * report.zones.length);
     if (report.metrics.otlpReceiving)
