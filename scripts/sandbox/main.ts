@@ -15,30 +15,30 @@
  * 6. prints a report (report.ts; `--json` for machines);
  * 7. destroys the stack and stops everything it started, also on Ctrl-C.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TerminateInstancesCommand } from '@aws-sdk/client-ec2';
-import { GetFunctionConfigurationCommand, LambdaClient } from '@aws-sdk/client-lambda';
-import { clientConfig, ec2Client, efsClient } from '../../core/aws';
+import { ec2Client } from '../../core/aws';
 import type { ReapReport } from '../../core/reaper/report';
-import { listScratchFileSystems, type ScratchFileSystemSummary } from '../../core/scratch/inventory';
 import { EMULATOR_ACCOUNT, EMULATOR_REGION, emulatorEnv, runCdk } from '../../test/support/cdk-cli';
-import { CLI_BUNDLE, runCli } from '../../test/support/cli';
+import { runCli } from '../../test/support/cli';
 import { removeStandIns, standInForSkippedResources } from '../../test/support/cloudformation-gaps-standin';
-import { FaultProxy } from '../../test/support/fault-proxy';
-import { agentMetricsLogs, chooseMountS3, playZoneOutages } from './mounts';
-import { metricsReport, shipEmfFiles, startCloudWatchAgent } from './metrics';
 import { answerExpressCreateSession } from '../../test/support/express-session-standin';
-import { seedDataset } from './dataset';
-import { agentConfigFromUserData, fleetInstances, stackOutputs, waitFor } from './fleet';
+import { FaultProxy } from '../../test/support/fault-proxy';
 import { ImdsStandIn } from '../../test/support/imds';
 import { MotoServer, REPO_ROOT } from '../../test/support/moto';
 import { MOUNT_HELPER_STANDIN, mountsUnder } from '../../test/support/standins';
 import { Cleanups } from './cleanup';
+import { seedDataset } from './dataset';
+import { agentConfigFromUserData, fleetInstances, stackOutputs, waitFor } from './fleet';
+import { metricsReport, shipEmfFiles, startCloudWatchAgent } from './metrics';
+import { agentMetricsLogs, chooseMountS3, playZoneOutages } from './mounts';
 import { Progress } from './progress';
+import { invokeReaper, scheduledEvent, terminatedEvent } from './reaper';
 import { renderReport, type JobRecord, type SandboxReport } from './report';
+import { fleetScratch, scratchIdOf, startJob, WRITE_READ_SCRIPT } from './scratch-jobs';
 
 const json = process.argv.includes('--json');
 const STACK = 'Mountfleet';
@@ -75,157 +75,11 @@ async function cdk(args: string[], env: NodeJS.ProcessEnv, cwd = REPO_ROOT): Pro
   return r.stdout + r.stderr;
 }
 
-interface RunningJob {
-  readonly child: ChildProcess;
-  readonly done: Promise<number | null>;
-  /** Where the job's scratch is mounted. */
-  readonly path: string;
-  output(): string;
-  /** Kills the agent and everything it started, as losing the instance would. */
-  killAll(): void;
-}
-
-/**
- * Starts `mountfleet scratch run` for a job as the played instance would. The job script records its pid
- * first: the agent runs CMD in a process group of its own, so losing the instance means killing both.
- */
-function startJob(job: Job, env: NodeJS.ProcessEnv, script: string): RunningJob {
-  const path = join(env.TMPDIR!, 'scratch', job.id);
-  const pidFile = join(env.TMPDIR!, `${job.id}.pid`);
-  const child = spawn(
-    process.execPath,
-    [
-      CLI_BUNDLE,
-      'scratch',
-      'run',
-      '--job',
-      job.id,
-      '--path',
-      path,
-      '--',
-      'sh',
-      '-c',
-      `echo $$ > '${pidFile}'; ${script}`,
-    ],
-    { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
-  );
-  let output = '';
-  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  const done = new Promise<number | null>((resolve) =>
-    child.on('exit', (code, signal) => resolve(code ?? (signal ? -1 : null))),
-  );
-  const killGroup = (pid: number) => {
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  };
-  let exited = false;
-  void done.then(() => (exited = true));
-  const job_: RunningJob = {
-    child,
-    done,
-    path,
-    output: () => output,
-    killAll: () => {
-      killGroup(child.pid!);
-      if (existsSync(pidFile)) killGroup(Number(readFileSync(pidFile, 'utf8').trim()));
-    },
-  };
-  // Interrupted or failed: let the agent tear its scratch down (SIGTERM), then make sure nothing is left.
-  cleanups.add(`stop job ${job.id}`, async () => {
-    if (!exited) {
-      child.kill('SIGTERM');
-      await Promise.race([done, new Promise((r) => setTimeout(r, 30_000))]);
-    }
-    job_.killAll();
-  });
-  return job_;
-}
-
-/** This fleet's scratch file systems (core's listing: pages of 100, tags checked), optionally of one job. */
-async function fleetScratch(jobId?: string): Promise<ScratchFileSystemSummary[]> {
-  const all = await listScratchFileSystems(efsClient(), FLEET_ID);
-  return jobId === undefined ? all : all.filter((f) => f.job === jobId);
-}
-
-/** The id of a job's file system, once the agent has created it. */
-function scratchIdOf(jobId: string): Promise<string> {
-  return waitFor(
-    `job ${jobId}'s scratch file system`,
-    async () => (await fleetScratch(jobId))[0]?.fileSystemId,
-  );
-}
-
-const WRITE_READ_SCRIPT = [
-  'set -e',
-  'head -c 8388608 /dev/urandom > "$MOUNTFLEET_SCRATCH/data.bin"',
-  'sum1=$(sha256sum < "$MOUNTFLEET_SCRATCH/data.bin")',
-  'cp "$MOUNTFLEET_SCRATCH/data.bin" "$MOUNTFLEET_SCRATCH/copy.bin"',
-  'sum2=$(sha256sum < "$MOUNTFLEET_SCRATCH/copy.bin")',
-  '[ "$sum1" = "$sum2" ]',
-  'df -h "$MOUNTFLEET_SCRATCH" | tail -1',
-].join('; ');
-
 const report: SandboxReport = {};
 
 /** Detaches every mount below `dir` (deepest first), so the directory can be removed. */
 function unmountUnder(dir: string): void {
   for (const m of mountsUnder(dir).sort((x, y) => y.length - x.length)) spawnSync('umount', ['-l', m]);
-}
-
-/** The events EventBridge delivers to the reaper: its schedule, and an instance state change. */
-function scheduledEvent(): Record<string, unknown> {
-  return {
-    'detail-type': 'Scheduled Event',
-    source: 'aws.events',
-    region: REGION,
-    account: ACCOUNT,
-    detail: {},
-  };
-}
-
-function terminatedEvent(instanceId: string): Record<string, unknown> {
-  return {
-    'detail-type': 'EC2 Instance State-change Notification',
-    source: 'aws.ec2',
-    region: REGION,
-    account: ACCOUNT,
-    detail: { 'instance-id': instanceId, state: 'terminated' },
-  };
-}
-
-/** Loads the reaper bundle that was deployed and calls its handler with the deployed function's settings. */
-async function invokeReaper(functionName: string, event: Record<string, unknown>): Promise<ReapReport> {
-  const lambda = new LambdaClient(clientConfig());
-  const fn = await lambda.send(new GetFunctionConfigurationCommand({ FunctionName: functionName }));
-  Object.assign(process.env, fn.Environment?.Variables ?? {});
-  const [file, exportName] = (fn.Handler ?? 'index.handler').split('.');
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const mod = require(join(REPO_ROOT, 'dist', 'lambda', 'reaper', `${file}.js`)) as Record<
-    string,
-    (event: unknown, context: unknown) => Promise<ReapReport>
-  >;
-  const deadline = Date.now() + (fn.Timeout ?? 300) * 1000;
-  const context = {
-    functionName,
-    awsRequestId: 'sandbox-invocation',
-    getRemainingTimeInMillis: () => deadline - Date.now(),
-  };
-  // The handler logs JSON lines (decisions, embedded metrics) to stdout, as in Lambda, where they reach its
-  // log group; here stdout is the report's, so they go to a file the report names.
-  const write = process.stdout.write.bind(process.stdout);
-  process.stdout.write = ((chunk: string | Uint8Array) => {
-    appendFileSync(REAPER_LOG, chunk);
-    return true;
-  }) as typeof process.stdout.write;
-  try {
-    return await mod[exportName](event, context);
-  } finally {
-    process.stdout.write = write;
-  }
 }
 
 async function main(): Promise<number> {
@@ -407,7 +261,7 @@ async function main(): Promise<number> {
   await progress.step(
     'Job 1: scratch run -- write 8 MiB, read it back',
     async () => {
-      const j = startJob(ok, instanceEnv(0), WRITE_READ_SCRIPT);
+      const j = startJob(ok, instanceEnv(0), WRITE_READ_SCRIPT, cleanups);
       ok.exitCode = await j.done;
       if (ok.exitCode !== 0) throw new Error(`job exited ${ok.exitCode}:\n${j.output().slice(-2000)}`);
       ok.outcome = 'completed, scratch torn down';
@@ -417,7 +271,12 @@ async function main(): Promise<number> {
 
   // Job 4 (started now, checked later): still running on instance 3 while the reaper runs.
   const busy: Job = { id: 'demo-in-use', instanceId: instances[2].instanceId, outcome: '' };
-  const busyRun = startJob(busy, instanceEnv(2), 'echo running > "$MOUNTFLEET_SCRATCH/state"; sleep 600');
+  const busyRun = startJob(
+    busy,
+    instanceEnv(2),
+    'echo running > "$MOUNTFLEET_SCRATCH/state"; sleep 600',
+    cleanups,
+  );
 
   // Job 2: the agent is SIGKILLed mid-run, then its instance is lost: nothing can tear down.
   const killed: Job = { id: 'demo-killed', instanceId: instances[0].instanceId, outcome: '' };
@@ -425,9 +284,9 @@ async function main(): Promise<number> {
   await progress.step(
     'Job 2: scratch run, agent killed with SIGKILL mid-job, instance lost',
     async () => {
-      const j = startJob(killed, instanceEnv(0), 'echo started; sleep 600');
+      const j = startJob(killed, instanceEnv(0), 'echo started; sleep 600', cleanups);
       await waitFor('job 2 to start running', () => (j.output().includes('started') ? true : undefined));
-      killed.fileSystemId = await scratchIdOf(killed.id);
+      killed.fileSystemId = await scratchIdOf(FLEET_ID, killed.id);
       j.killAll();
       killed.exitCode = await j.done;
       // The killed job's mount goes away with its machine.
@@ -444,13 +303,13 @@ async function main(): Promise<number> {
   await progress.step(
     'Job 3: scratch run, Spot interruption notice during the job',
     async () => {
-      const j = startJob(spot, instanceEnv(1), 'echo started; sleep 600');
+      const j = startJob(spot, instanceEnv(1), 'echo started; sleep 600', cleanups);
       await waitFor('job 3 to start running', () => (j.output().includes('started') ? true : undefined));
-      spot.fileSystemId = await scratchIdOf(spot.id);
+      spot.fileSystemId = await scratchIdOf(FLEET_ID, spot.id);
       const noticeAt = Date.now();
       imds[1].scheduleSpotInterruption({ action: 'terminate', time: new Date(Date.now() + 120_000) });
       spot.exitCode = await j.done;
-      const left = await fleetScratch(spot.id);
+      const left = await fleetScratch(FLEET_ID, spot.id);
       if (left.length) throw new Error(`job 3 left ${left.map((f) => f.fileSystemId).join(', ')}`);
       imds[1].cancelSpotInterruption();
       spot.outcome = `torn down ${((Date.now() - noticeAt) / 1000).toFixed(1)} s after the notice (exit ${spot.exitCode})`;
@@ -458,19 +317,19 @@ async function main(): Promise<number> {
     () => spot.outcome,
   );
 
-  busy.fileSystemId = await scratchIdOf(busy.id);
+  busy.fileSystemId = await scratchIdOf(FLEET_ID, busy.id);
   jobs.push(busy);
 
   // 4. The deployed reaper's handler code, with the deployed function's settings: first the event
   //    EventBridge delivers when the lost instance terminates, then a scheduled pass over the fleet.
   const eventReport = await progress.step(
     `Reaper, event fast path: ${instances[0].instanceId} terminated`,
-    () => invokeReaper(outputs.ReaperFunctionName, terminatedEvent(instances[0].instanceId)),
+    () => invokeReaper(outputs.ReaperFunctionName, terminatedEvent(instances[0].instanceId), REAPER_LOG),
     (r) => `deleted ${r.deleted.join(', ') || 'nothing'}, kept ${r.kept.length}, failed ${r.failed.length}`,
   );
   const scheduledReport = await progress.step(
     'Reaper, scheduled run over the fleet',
-    () => invokeReaper(outputs.ReaperFunctionName, scheduledEvent()),
+    () => invokeReaper(outputs.ReaperFunctionName, scheduledEvent(), REAPER_LOG),
     (r) =>
       `deleted ${r.deleted.length}, kept ${r.kept.map((k) => k.id).join(', ') || 'nothing'}, failed ${r.failed.length}`,
   );
@@ -511,7 +370,7 @@ async function main(): Promise<number> {
         .join(', '),
   );
 
-  const leaked = await fleetScratch();
+  const leaked = await fleetScratch(FLEET_ID);
   Object.assign(report, {
     metrics,
     reaperLog: REAPER_LOG,
