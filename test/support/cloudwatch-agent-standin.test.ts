@@ -28,7 +28,7 @@ function request(...metrics: Buffer[]): Buffer {
   return msg(1, msg(2, Buffer.concat(metrics.map((m) => msg(2, m)))));
 }
 
-test('sums (int and double points), gauges and histograms become datums with the fleet dimension', () => {
+test('sums (int and double points), gauges, histograms and exponential histograms become datums with the fleet dimension', () => {
   const sum = Buffer.concat([
     str(1, 's3.request_count'),
     msg(
@@ -70,7 +70,27 @@ test('sums (int and double points), gauges and histograms become datums with the
       ),
     ),
   ]);
-  const datums = otlpToDatums(request(sum, gauge, histogram), 'asg-1');
+  // Exponential histogram data point: attributes 1, time 3, count 4, sum 5, scale 6, min 12, max 13.
+  const exponential = Buffer.concat([
+    str(1, 'fuse.request_latency'),
+    msg(
+      10,
+      msg(
+        1,
+        Buffer.concat([
+          msg(1, Buffer.concat([str(1, 'fuse_request'), msg(2, str(1, 'read'))])),
+          u64(3, TIME),
+          u64(4, 2n),
+          dbl(5, 30),
+          varint((6 << 3) | 0),
+          varint(6),
+          dbl(12, 10),
+          dbl(13, 20),
+        ]),
+      ),
+    ),
+  ]);
+  const datums = otlpToDatums(request(sum, gauge, histogram, exponential), 'asg-1');
   const fleet = { Name: 'AutoScalingGroupName', Value: 'asg-1' };
   expect(datums).toEqual([
     {
@@ -90,6 +110,12 @@ test('sums (int and double points), gauges and histograms become datums with the
       StatisticValues: { SampleCount: 4, Sum: 1000, Minimum: 100, Maximum: 400 },
       Timestamp: new Date(1_795_000_000_000),
       Dimensions: [{ Name: 'op', Value: 'get' }, fleet],
+    },
+    {
+      MetricName: 'fuse.request_latency',
+      StatisticValues: { SampleCount: 2, Sum: 30, Minimum: 10, Maximum: 20 },
+      Timestamp: new Date(1_795_000_000_000),
+      Dimensions: [{ Name: 'fuse_request', Value: 'read' }, fleet],
     },
   ]);
 });

@@ -3,7 +3,7 @@
  * uses it for:
  *  - an OTLP/HTTP metrics receiver (`POST /v1/metrics`, protobuf, as Mountpoint's exporter sends it) that
  *    writes each export to CloudWatch with PutMetricData in Mountpoint's namespace, with the one dimension
- *    the real agent's config appends (core/metrics.ts); only sums, gauges and histograms are decoded;
+ *    the real agent's config appends (core/metrics.ts); sums, gauges and (exponential) histograms only;
  *  - CloudWatch Logs' embedded-metric-format extraction for the lines the mountfleet agent and the reaper
  *    write (`_aws.CloudWatchMetrics`), also turned into PutMetricData.
  * It counts what it wrote, per namespace and metric name.
@@ -193,7 +193,10 @@ const timeOf = (point: Field[], no: number) => {
   return ns ? new Date(Number(ns / 1_000_000n)) : new Date();
 };
 
-/** Metric (name 1, unit 3, gauge 5, sum 7, histogram 9) → datums; number points: double 4, int 6. */
+/**
+ * Metric (name 1, unit 3, gauge 5, sum 7, histogram 9, exponential histogram 10) → datums; number points:
+ * double 4, int 6; histograms as statistic sets (count, sum, min, max), as the CloudWatch agent sends them.
+ */
 export function otlpToDatums(request: Buffer, groupName: string): MetricDatum[] {
   const datums: MetricDatum[] = [];
   for (const rm of sub(fields(request), 1))
@@ -214,7 +217,13 @@ export function otlpToDatums(request: Buffer, groupName: string): MetricDatum[] 
               Dimensions: dimensions(pf, 7, groupName),
             });
           }
-        for (const histogram of sub(mf, 9))
+        // Histogram points: attributes 9, count 4, sum 5, min 11, max 12. Exponential histogram points (what
+        // Mountpoint sends for latencies and sizes): attributes 1, count 4, sum 5, min 12, max 13.
+        const histograms = [
+          ...sub(mf, 9).map((h) => [h, { attributes: 9, min: 11, max: 12 }] as const),
+          ...sub(mf, 10).map((h) => [h, { attributes: 1, min: 12, max: 13 }] as const),
+        ];
+        for (const [histogram, at] of histograms)
           for (const p of sub(fields(histogram), 1)) {
             const pf = fields(p);
             const count = Number(pf.find((f) => f.no === 4)?.bytes?.readBigUInt64LE(0) ?? 0n);
@@ -226,11 +235,11 @@ export function otlpToDatums(request: Buffer, groupName: string): MetricDatum[] 
               StatisticValues: {
                 SampleCount: count,
                 Sum: sum,
-                Minimum: dbl(11) ?? sum / count,
-                Maximum: dbl(12) ?? sum / count,
+                Minimum: dbl(at.min) ?? sum / count,
+                Maximum: dbl(at.max) ?? sum / count,
               },
               Timestamp: timeOf(pf, 3),
-              Dimensions: dimensions(pf, 9, groupName),
+              Dimensions: dimensions(pf, at.attributes, groupName),
             });
           }
       }
