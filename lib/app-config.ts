@@ -49,7 +49,7 @@ const mount = z
 const sections = {
   /** Fleet id: tags, IAM conditions, names. */
   fleetId: z.string().regex(FLEET_ID_PATTERN, 'must be 1-32 lower-case letters, digits and hyphens'),
-  /** `aws` (everything) or `sandbox` (the local emulator: no Express cache, no alarms or dashboard). */
+  /** `aws` (an internet-routed network) or `sandbox` (the local emulator: VPC and subnets only, named cache buckets). */
   profile: z.enum(['aws', 'sandbox']),
   account: z.string().regex(/^\d{12}$/, 'must be a 12-digit account id'),
   region: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, 'must be a Region such as us-east-1'),
@@ -194,31 +194,18 @@ function resolveStack(stackName: string, s: StackSettings, source: string, at: s
   // The emulator cannot delete gateways, routes or endpoints: sandbox networks are VPC + subnets only.
   const network = 'azIds' in given ? { ...given, isolated: given.isolated ?? sandbox } : given;
   const networkZones = 'azIds' in network ? network.azIds : Object.keys(network.subnetIds);
-  if (sandbox && s.expressCache?.enabled === true) {
-    fail(
-      'expressCache.enabled',
-      'the sandbox profile has no Express cache (the emulator has no directory buckets)',
-    );
-  }
-  if (
-    sandbox &&
-    (s.monitoring?.alarms === true ||
-      s.monitoring?.dashboard === true ||
-      s.monitoring?.alarmTopicArn !== undefined)
-  ) {
-    fail('monitoring', 'the sandbox profile has no alarms or dashboard (the emulator cannot deploy them)');
-  }
-  const alarms = !sandbox && (s.monitoring?.alarms ?? true);
+  const alarms = s.monitoring?.alarms ?? true;
   if (!alarms && s.monitoring?.alarmTopicArn !== undefined) {
     fail(
       'monitoring.alarmTopicArn',
       'is set but monitoring.alarms is false — turn alarms on or leave it out',
     );
   }
-  const cacheEnabled = !sandbox && (s.expressCache?.enabled ?? true);
+  const cacheEnabled = s.expressCache?.enabled ?? true;
+  const fleetId = s.fleetId ?? 'mountfleet';
   return {
     stackName,
-    fleetId: s.fleetId ?? 'mountfleet',
+    fleetId,
     profile,
     account: s.account,
     region: s.region ?? 'us-east-1',
@@ -226,7 +213,8 @@ function resolveStack(stackName: string, s: StackSettings, source: string, at: s
     expressCache: cacheEnabled
       ? {
           azIds: s.expressCache?.azIds ?? networkZones,
-          bucketBaseName: s.expressCache?.bucketBaseName,
+          // The emulator cannot create directory buckets: the sandbox names them so it can stand in for them.
+          bucketBaseName: s.expressCache?.bucketBaseName ?? (sandbox ? `${fleetId}-cache` : undefined),
           expirationDays: s.expressCache?.expirationDays ?? 7,
         }
       : undefined,
@@ -238,7 +226,7 @@ function resolveStack(stackName: string, s: StackSettings, source: string, at: s
     reaper: s.reaper ?? {},
     monitoring: {
       alarms,
-      dashboard: !sandbox && (s.monitoring?.dashboard ?? true),
+      dashboard: s.monitoring?.dashboard ?? true,
       ...(s.monitoring?.alarmTopicArn ? { alarmTopicArn: s.monitoring.alarmTopicArn } : {}),
     },
   };

@@ -282,6 +282,8 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
       },
     });
     Tags.of(this.autoScalingGroup).add(TAG_FLEET, props.fleetId);
+    // The agent config names the cache buckets without a Ref when they are named: no instance before them.
+    if (props.expressCache) this.autoScalingGroup.node.addDependency(props.expressCache);
     // The role may not create log groups: the group must exist before the first instance ships to it.
     this.autoScalingGroup.node.addDependency(this.metricsLogGroup);
     this.autoScalingGroup.addLifecycleHook('Teardown', {

@@ -224,12 +224,16 @@ export class ExpressCache extends ExpressCacheBase {
       });
       bucket.applyRemovalPolicy(props.removalPolicy ?? RemovalPolicy.RETAIN);
       this.buckets[azId] = bucket;
-      this.bucketNames[azId] = bucket.ref;
+      // A given name is the bucket's Ref: using it keeps Ref/GetAtt off the resource, which emulators skip.
+      this.bucketNames[azId] = name ?? bucket.ref;
     }
   }
 
   protected arnFor(azId: string): string {
-    return this.buckets[azId].attrArn;
+    const name = this.bucketNames[azId];
+    return name === this.buckets[azId].ref
+      ? this.buckets[azId].attrArn
+      : Stack.of(this).formatArn({ service: 's3express', resource: 'bucket', resourceName: name });
   }
 }
 

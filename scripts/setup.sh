@@ -36,14 +36,22 @@ fi
 # The lockfile lists every platform's optional binding of unrs-resolver (jest's resolver): npm 11 leaves the
 # ones its registry cannot serve out of a lockfile it writes, and then its own `npm ci` refuses that file
 # (npm/cli#9846). After `npm install <pkg>`, check with `npm ci --dry-run` before committing the lockfile.
+# A linked node_modules is an install shared by several checkouts (git worktrees): `npm ci` would empty the
+# shared directory under all of them, so it is left to whoever owns it.
 if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
-  log "npm ci"
-  npm ci --no-audit --no-fund --loglevel=error
+  if [[ -L node_modules ]]; then
+    log "node_modules links to a shared install that looks older than package-lock.json: not running npm ci here"
+  else
+    log "npm ci"
+    npm ci --no-audit --no-fund --loglevel=error
+  fi
 fi
 
 # moto (the AWS emulator), cfn-lint and kubernetes-validate in a project-local virtualenv.
 stamp=".venv/.mountfleet-${MOTO_VERSION}-${CFN_LINT_VERSION}-${KUBERNETES_VALIDATE_VERSION}"
-if [[ ! -f $stamp ]]; then
+if [[ -L .venv ]]; then
+  [[ -f $stamp ]] || log ".venv is a link to a shared virtualenv without ${stamp#.venv/}: not rebuilding it here"
+elif [[ ! -f $stamp ]]; then
   log "python venv .venv: moto[server]==${MOTO_VERSION} cfn-lint==${CFN_LINT_VERSION} kubernetes-validate==${KUBERNETES_VALIDATE_VERSION}"
   python3 -m venv .venv
   .venv/bin/pip install --quiet --disable-pip-version-check "moto[server]==${MOTO_VERSION}" "cfn-lint==${CFN_LINT_VERSION}" \

@@ -3,40 +3,54 @@
  *
  *   npx tsx scripts/sandbox/main.ts [--json] [--keep-going]
  *
- * 1. starts the AWS emulator (moto) and an IMDSv2 stand-in on loopback;
- * 2. `cdk bootstrap` + `cdk deploy` of the bundled app into it with the real CDK CLI (sandbox profile);
- * 3. plays fleet instances launched by the deployed Auto Scaling group: a scratch job that writes and reads,
- *    one killed mid-run, one that receives a Spot interruption notice, one still running;
+ * 1. starts the AWS emulator (moto) on loopback;
+ * 2. `cdk bootstrap` + `cdk deploy` of the bundled app into it with the real CDK CLI (sandbox profile), then
+ *    stands in for what the emulator skipped (directory buckets, alarms);
+ * 3. plays fleet instances launched by the deployed Auto Scaling group in its two zones, each with an IMDSv2
+ *    stand-in: one per zone mounts the seeded dataset with `up --supervise`, and each zone's Express cache
+ *    goes dark in turn (mounts.ts); scratch jobs: one that writes and reads, one killed mid-run, one that
+ *    receives a Spot interruption notice, one still running;
  * 4. runs the deployed reaper's handler code against the emulator (emulated Lambda cannot run it);
- * 5. prints a report (and `--json` for machines);
- * 6. destroys the stack and stops everything it started, also on Ctrl-C.
+ * 5. collects the metrics through a CloudWatch agent stand-in (metrics.ts);
+ * 6. prints a report (report.ts; `--json` for machines);
+ * 7. destroys the stack and stops everything it started, also on Ctrl-C.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DescribeAutoScalingGroupsCommand } from '@aws-sdk/client-auto-scaling';
-import {
-  DescribeInstancesCommand,
-  DescribeLaunchTemplateVersionsCommand,
-  DescribeAvailabilityZonesCommand,
-  TerminateInstancesCommand,
-} from '@aws-sdk/client-ec2';
-import { GetFunctionConfigurationCommand, LambdaClient } from '@aws-sdk/client-lambda';
-import { autoScalingClient, clientConfig, ec2Client, efsClient } from '../../core/aws';
+import { TerminateInstancesCommand } from '@aws-sdk/client-ec2';
+import { ec2Client } from '../../core/aws';
 import type { ReapReport } from '../../core/reaper/report';
-import { listScratchFileSystems, type ScratchFileSystemSummary } from '../../core/scratch/inventory';
 import { EMULATOR_ACCOUNT, EMULATOR_REGION, emulatorEnv, runCdk } from '../../test/support/cdk-cli';
-import { CLI_BUNDLE, runCli } from '../../test/support/cli';
+import { runCli } from '../../test/support/cli';
+import { removeStandIns, standInForSkippedResources } from '../../test/support/cloudformation-gaps-standin';
+import { answerExpressCreateSession } from '../../test/support/express-session-standin';
+import { FaultProxy } from '../../test/support/fault-proxy';
 import { ImdsStandIn } from '../../test/support/imds';
 import { MotoServer, REPO_ROOT } from '../../test/support/moto';
 import { MOUNT_HELPER_STANDIN, mountsUnder } from '../../test/support/standins';
 import { Cleanups } from './cleanup';
+import { seedDataset } from './dataset';
+import { agentConfigFromUserData, fleetInstances, stackOutputs, waitFor } from './fleet';
+import { metricsReport, shipEmfFiles, startCloudWatchAgent } from './metrics';
+import { agentMetricsLogs, chooseMountS3, playZoneOutages } from './mounts';
 import { Progress } from './progress';
+import { invokeReaper, scheduledEvent, terminatedEvent } from './reaper';
+import { renderReport, type JobRecord, type SandboxReport } from './report';
+import { fleetScratch, scratchIdOf, startJob, WRITE_READ_SCRIPT } from './scratch-jobs';
 
 const json = process.argv.includes('--json');
 const STACK = 'Mountfleet';
 const FLEET_ID = 'sandbox';
+/** The zones the fleet spans (AZ IDs, as on AWS), each with its own Express cache bucket. */
+const ZONE_IDS = ['use1-az4', 'use1-az6'];
+/** The bucket the demo seeds and the fleet mounts through Mountpoint. */
+const DATASET_BUCKET = 'sandbox-datasets';
+const DATASET_FILE = 'shard-0000.tar';
+const DATASET_BYTES = 4 * 1048576;
+/** Where the reaper handler's log lines go (its CloudWatch log group on AWS); kept after the run. */
+const REAPER_LOG = join(tmpdir(), `mountfleet-sandbox-reaper-${process.pid}.jsonl`);
 const ACCOUNT = EMULATOR_ACCOUNT;
 const REGION = EMULATOR_REGION;
 
@@ -44,13 +58,7 @@ const progress = new Progress();
 const cleanups = new Cleanups();
 const log = (m: string) => progress.note(m);
 
-interface Job {
-  readonly id: string;
-  readonly instanceId: string;
-  outcome: string;
-  exitCode?: number | null;
-  fileSystemId?: string;
-}
+type Job = JobRecord;
 
 function sandboxEnv(moto: MotoServer, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return {
@@ -67,229 +75,11 @@ async function cdk(args: string[], env: NodeJS.ProcessEnv, cwd = REPO_ROOT): Pro
   return r.stdout + r.stderr;
 }
 
-interface RunningJob {
-  readonly child: ChildProcess;
-  readonly done: Promise<number | null>;
-  /** Where the job's scratch is mounted. */
-  readonly path: string;
-  output(): string;
-  /** Kills the agent and everything it started, as losing the instance would. */
-  killAll(): void;
-}
-
-/**
- * Starts `mountfleet scratch run` for a job as the played instance would. The job script records its pid
- * first: the agent runs CMD in a process group of its own, so losing the instance means killing both.
- */
-function startJob(job: Job, env: NodeJS.ProcessEnv, script: string): RunningJob {
-  const path = join(env.TMPDIR!, 'scratch', job.id);
-  const pidFile = join(env.TMPDIR!, `${job.id}.pid`);
-  const child = spawn(
-    process.execPath,
-    [
-      CLI_BUNDLE,
-      'scratch',
-      'run',
-      '--job',
-      job.id,
-      '--path',
-      path,
-      '--',
-      'sh',
-      '-c',
-      `echo $$ > '${pidFile}'; ${script}`,
-    ],
-    { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
-  );
-  let output = '';
-  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  const done = new Promise<number | null>((resolve) =>
-    child.on('exit', (code, signal) => resolve(code ?? (signal ? -1 : null))),
-  );
-  const killGroup = (pid: number) => {
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  };
-  let exited = false;
-  void done.then(() => (exited = true));
-  const job_: RunningJob = {
-    child,
-    done,
-    path,
-    output: () => output,
-    killAll: () => {
-      killGroup(child.pid!);
-      if (existsSync(pidFile)) killGroup(Number(readFileSync(pidFile, 'utf8').trim()));
-    },
-  };
-  // Interrupted or failed: let the agent tear its scratch down (SIGTERM), then make sure nothing is left.
-  cleanups.add(`stop job ${job.id}`, async () => {
-    if (!exited) {
-      child.kill('SIGTERM');
-      await Promise.race([done, new Promise((r) => setTimeout(r, 30_000))]);
-    }
-    job_.killAll();
-  });
-  return job_;
-}
-
-async function waitFor<T>(
-  what: string,
-  probe: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 30000,
-): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-/** This fleet's scratch file systems (core's listing: pages of 100, tags checked), optionally of one job. */
-async function fleetScratch(jobId?: string): Promise<ScratchFileSystemSummary[]> {
-  const all = await listScratchFileSystems(efsClient(), FLEET_ID);
-  return jobId === undefined ? all : all.filter((f) => f.job === jobId);
-}
-
-/** The id of a job's file system, once the agent has created it. */
-function scratchIdOf(jobId: string): Promise<string> {
-  return waitFor(
-    `job ${jobId}'s scratch file system`,
-    async () => (await fleetScratch(jobId))[0]?.fileSystemId,
-  );
-}
-
-const WRITE_READ_SCRIPT = [
-  'set -e',
-  'head -c 8388608 /dev/urandom > "$MOUNTFLEET_SCRATCH/data.bin"',
-  'sum1=$(sha256sum < "$MOUNTFLEET_SCRATCH/data.bin")',
-  'cp "$MOUNTFLEET_SCRATCH/data.bin" "$MOUNTFLEET_SCRATCH/copy.bin"',
-  'sum2=$(sha256sum < "$MOUNTFLEET_SCRATCH/copy.bin")',
-  '[ "$sum1" = "$sum2" ]',
-  'df -h "$MOUNTFLEET_SCRATCH" | tail -1',
-].join('; ');
-
-interface FleetInstance {
-  readonly instanceId: string;
-  readonly instanceType: string;
-  readonly availabilityZone: string;
-  readonly availabilityZoneId: string;
-  readonly launchTemplateId: string;
-}
-
-let report: Record<string, unknown> = {};
-
-async function stackOutputs(outputsFile: string): Promise<Record<string, string>> {
-  const all = JSON.parse(readFileSync(outputsFile, 'utf8')) as Record<string, Record<string, string>>;
-  return all[STACK];
-}
-
-/** The instances the deployed Auto Scaling group launched in the emulator, with their zone facts. */
-async function fleetInstances(asgName: string, count: number): Promise<FleetInstance[]> {
-  const asg = autoScalingClient();
-  const group = await waitFor('the Auto Scaling group to launch instances', async () => {
-    const g = (await asg.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [asgName] })))
-      .AutoScalingGroups?.[0];
-    return (g?.Instances?.length ?? 0) >= count ? g : undefined;
-  });
-  const ids = group.Instances!.slice(0, count).map((i) => i.InstanceId!);
-  const ec2 = ec2Client();
-  const reservations =
-    (await ec2.send(new DescribeInstancesCommand({ InstanceIds: ids }))).Reservations ?? [];
-  const described = reservations.flatMap((r) => r.Instances ?? []);
-  const zones = (await ec2.send(new DescribeAvailabilityZonesCommand({}))).AvailabilityZones ?? [];
-  return described.map((i) => {
-    const zone = zones.find((z) => z.ZoneName === i.Placement?.AvailabilityZone)!;
-    return {
-      instanceId: i.InstanceId!,
-      // moto leaves the type empty for mixed-instances groups: take the group's first override then.
-      instanceType:
-        i.InstanceType ||
-        group.MixedInstancesPolicy?.LaunchTemplate?.Overrides?.[0]?.InstanceType ||
-        'c6i.large',
-      availabilityZone: zone.ZoneName!,
-      availabilityZoneId: zone.ZoneId!,
-      launchTemplateId:
-        group.MixedInstancesPolicy?.LaunchTemplate?.LaunchTemplateSpecification?.LaunchTemplateId ??
-        group.LaunchTemplate?.LaunchTemplateId ??
-        '',
-    };
-  });
-}
-
-/** agent.json exactly as ComputeFleet's user data writes it on a real instance. */
-async function agentConfigFromUserData(launchTemplateId: string): Promise<unknown> {
-  const versions = await ec2Client().send(
-    new DescribeLaunchTemplateVersionsCommand({ LaunchTemplateId: launchTemplateId, Versions: ['$Latest'] }),
-  );
-  const userData = Buffer.from(
-    versions.LaunchTemplateVersions![0].LaunchTemplateData!.UserData!,
-    'base64',
-  ).toString();
-  const m = /cat > \/etc\/mountfleet\/agent\.json <<'MOUNTFLEET_EOF'\n([\s\S]*?)\nMOUNTFLEET_EOF/.exec(
-    userData,
-  );
-  if (!m) throw new Error('no agent.json in the launch template user data');
-  return JSON.parse(m[1]);
-}
+const report: SandboxReport = {};
 
 /** Detaches every mount below `dir` (deepest first), so the directory can be removed. */
 function unmountUnder(dir: string): void {
   for (const m of mountsUnder(dir).sort((x, y) => y.length - x.length)) spawnSync('umount', ['-l', m]);
-}
-
-/** The events EventBridge delivers to the reaper: its schedule, and an instance state change. */
-function scheduledEvent(): Record<string, unknown> {
-  return {
-    'detail-type': 'Scheduled Event',
-    source: 'aws.events',
-    region: REGION,
-    account: ACCOUNT,
-    detail: {},
-  };
-}
-
-function terminatedEvent(instanceId: string): Record<string, unknown> {
-  return {
-    'detail-type': 'EC2 Instance State-change Notification',
-    source: 'aws.ec2',
-    region: REGION,
-    account: ACCOUNT,
-    detail: { 'instance-id': instanceId, state: 'terminated' },
-  };
-}
-
-/** Loads the reaper bundle that was deployed and calls its handler with the deployed function's settings. */
-async function invokeReaper(functionName: string, event: Record<string, unknown>): Promise<ReapReport> {
-  const lambda = new LambdaClient(clientConfig());
-  const fn = await lambda.send(new GetFunctionConfigurationCommand({ FunctionName: functionName }));
-  Object.assign(process.env, fn.Environment?.Variables ?? {});
-  const [file, exportName] = (fn.Handler ?? 'index.handler').split('.');
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const mod = require(join(REPO_ROOT, 'dist', 'lambda', 'reaper', `${file}.js`)) as Record<
-    string,
-    (event: unknown, context: unknown) => Promise<ReapReport>
-  >;
-  const deadline = Date.now() + (fn.Timeout ?? 300) * 1000;
-  const context = {
-    functionName,
-    awsRequestId: 'sandbox-invocation',
-    getRemainingTimeInMillis: () => deadline - Date.now(),
-  };
-  // The handler logs one JSON line per decision to stdout, as in Lambda; here stdout is the report's.
-  const write = process.stdout.write.bind(process.stdout);
-  process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
-  try {
-    return await mod[exportName](event, context);
-  } finally {
-    process.stdout.write = write;
-  }
 }
 
 async function main(): Promise<number> {
@@ -328,29 +118,37 @@ async function main(): Promise<number> {
       profile: 'sandbox',
       account: ACCOUNT,
       region: REGION,
-      fleet: { desiredCapacity: 3, minCapacity: 0, maxCapacity: 3 },
+      network: { azIds: ZONE_IDS },
+      fleet: {
+        desiredCapacity: 4,
+        minCapacity: 0,
+        maxCapacity: 4,
+        mounts: [{ bucket: DATASET_BUCKET, prefix: 'train/', path: '/mnt/datasets', dataset: 'immutable' }],
+      },
     }),
   );
   const cdkOut = join(work, 'cdk.out');
   const outputsFile = join(work, 'outputs.json');
-  await progress.step('cdk deploy of the bundled app (sandbox profile: no Express cache, no alarms)', () =>
-    cdk(
-      [
-        'deploy',
-        STACK,
-        '--require-approval',
-        'never',
-        '--method=direct',
-        '--no-lookups',
-        '--outputs-file',
-        outputsFile,
-        '-o',
-        cdkOut,
-        '-c',
-        `mountfleetConfig=${configFile}`,
-      ],
-      env,
-    ),
+  await progress.step(
+    'cdk deploy of the bundled app (Express cache per zone, scratch, reaper, alarms, dashboard)',
+    () =>
+      cdk(
+        [
+          'deploy',
+          STACK,
+          '--require-approval',
+          'never',
+          '--method=direct',
+          '--no-lookups',
+          '--outputs-file',
+          outputsFile,
+          '-o',
+          cdkOut,
+          '-c',
+          `mountfleetConfig=${configFile}`,
+        ],
+        env,
+      ),
   );
   const destroy = () =>
     cdk(['destroy', STACK, '--force', '-o', cdkOut, '-c', `mountfleetConfig=${configFile}`], env);
@@ -358,18 +156,31 @@ async function main(): Promise<number> {
   cleanups.add('cdk destroy', async () => {
     if (!destroyed) await destroy();
   });
+  const outputs = stackOutputs(outputsFile, STACK);
+  const stoodIn = await progress.step(
+    'Stand in for what the emulator skipped: directory buckets (as ordinary buckets), alarms',
+    () => standInForSkippedResources(join(cdkOut, `${STACK}.template.json`), STACK),
+    (s) =>
+      `${s.directoryBuckets.join(', ')}; ${s.alarms.length} alarms${s.notStoodIn.length ? `; NOT: ${s.notStoodIn.join('; ')}` : ''}`,
+  );
+  cleanups.add('remove the stand-ins', () => removeStandIns(stoodIn));
+  report.standIns = stoodIn;
+  const cloudWatchAgent = await startCloudWatchAgent(outputs.AutoScalingGroupName);
+  cleanups.add('stop the CloudWatch agent stand-in', () => cloudWatchAgent.stop());
+  if (!cloudWatchAgent.receiving)
+    log(`Mountpoint's metrics will not arrive: ${cloudWatchAgent.notReceiving}`);
 
   // 3. Play fleet instances from what was deployed.
-  const outputs = await stackOutputs(outputsFile);
   const instances = await progress.step(
     'Find the fleet instances the Auto Scaling group launched',
-    () => fleetInstances(outputs.AutoScalingGroupName, 3),
-    (ids) => ids.map((i) => `${i.instanceId} (${i.availabilityZone})`).join(', '),
+    () => fleetInstances(STACK, outputs.AutoScalingGroupName, 4, ZONE_IDS),
+    (ids) => ids.map((i) => `${i.instanceId} (${i.availabilityZoneId})`).join(', '),
   );
+  report.zonesUsed = [...new Set(instances.map((i) => i.availabilityZoneId))];
   const agentConfig = await progress.step(
     'Read agent.json from the launch template user data',
     () => agentConfigFromUserData(instances[0].launchTemplateId),
-    (c) => `fleet ${(c as { fleetId: string }).fleetId}`,
+    (c) => `fleet ${c.fleetId}`,
   );
   const agentConfigFile = join(work, 'agent.json');
   writeFileSync(agentConfigFile, JSON.stringify(agentConfig, null, 2));
@@ -394,6 +205,53 @@ async function main(): Promise<number> {
       MOUNTFLEET_RUN_DIR: join(work, `run-${n}`),
       TMPDIR: work,
     });
+
+  // Mounts: one played instance per zone runs `up --supervise`; each zone's Express cache goes dark in turn.
+  const bucketsDir = await progress.step(
+    `Seed s3://${DATASET_BUCKET}/train/ (the fleet's dataset mount)`,
+    () => seedDataset(work, DATASET_BUCKET, DATASET_FILE, DATASET_BYTES),
+    () => `${DATASET_FILE}, ${DATASET_BYTES / 1048576} MiB`,
+  );
+  const proxy = await FaultProxy.start({ target: moto.endpoint });
+  cleanups.add('stop the fault proxy', () => proxy.stop());
+  // STAND-IN for S3 Express CreateSession (moto has none), which a real Mountpoint sends before using the cache.
+  answerExpressCreateSession(proxy);
+  const mountS3 = chooseMountS3();
+  log(`mount-s3: ${mountS3.why}`);
+  report.mountS3 = mountS3;
+  const mountIndexes = ZONE_IDS.map((z) =>
+    instances.findIndex((i, n) => n >= 2 && i.availabilityZoneId === z),
+  );
+  const zones = await progress.step(
+    `Mounts: up --supervise on ${mountIndexes.map((n) => instances[n].instanceId).join(', ')}; each zone's Express cache black-holed in turn`,
+    () =>
+      playZoneOutages({
+        workDir: work,
+        agentConfig,
+        instances: mountIndexes.map((n) => ({
+          instanceId: instances[n].instanceId,
+          zoneId: instances[n].availabilityZoneId,
+          imdsEndpoint: imds[n].endpoint,
+        })),
+        proxy,
+        bucketsDir,
+        mountS3,
+        fileName: DATASET_FILE,
+        env: sandboxEnv(moto),
+        onCleanup: (what, run) => cleanups.add(what, run),
+        log,
+      }),
+    (rs) =>
+      rs
+        .map(
+          (r) =>
+            `${r.zoneId}: standby after ${r.failoverSeconds.toFixed(1)} s, back after ${r.recoverySeconds.toFixed(1)} s`,
+        )
+        .join('; '),
+  );
+  report.zones = zones;
+  shipEmfFiles(cloudWatchAgent, agentMetricsLogs(work, ZONE_IDS));
+
   const jobs: Job[] = [];
   report.jobs = jobs;
 
@@ -403,7 +261,7 @@ async function main(): Promise<number> {
   await progress.step(
     'Job 1: scratch run -- write 8 MiB, read it back',
     async () => {
-      const j = startJob(ok, instanceEnv(0), WRITE_READ_SCRIPT);
+      const j = startJob(ok, instanceEnv(0), WRITE_READ_SCRIPT, cleanups);
       ok.exitCode = await j.done;
       if (ok.exitCode !== 0) throw new Error(`job exited ${ok.exitCode}:\n${j.output().slice(-2000)}`);
       ok.outcome = 'completed, scratch torn down';
@@ -413,7 +271,12 @@ async function main(): Promise<number> {
 
   // Job 4 (started now, checked later): still running on instance 3 while the reaper runs.
   const busy: Job = { id: 'demo-in-use', instanceId: instances[2].instanceId, outcome: '' };
-  const busyRun = startJob(busy, instanceEnv(2), 'echo running > "$MOUNTFLEET_SCRATCH/state"; sleep 600');
+  const busyRun = startJob(
+    busy,
+    instanceEnv(2),
+    'echo running > "$MOUNTFLEET_SCRATCH/state"; sleep 600',
+    cleanups,
+  );
 
   // Job 2: the agent is SIGKILLed mid-run, then its instance is lost: nothing can tear down.
   const killed: Job = { id: 'demo-killed', instanceId: instances[0].instanceId, outcome: '' };
@@ -421,9 +284,9 @@ async function main(): Promise<number> {
   await progress.step(
     'Job 2: scratch run, agent killed with SIGKILL mid-job, instance lost',
     async () => {
-      const j = startJob(killed, instanceEnv(0), 'echo started; sleep 600');
+      const j = startJob(killed, instanceEnv(0), 'echo started; sleep 600', cleanups);
       await waitFor('job 2 to start running', () => (j.output().includes('started') ? true : undefined));
-      killed.fileSystemId = await scratchIdOf(killed.id);
+      killed.fileSystemId = await scratchIdOf(FLEET_ID, killed.id);
       j.killAll();
       killed.exitCode = await j.done;
       // The killed job's mount goes away with its machine.
@@ -440,13 +303,13 @@ async function main(): Promise<number> {
   await progress.step(
     'Job 3: scratch run, Spot interruption notice during the job',
     async () => {
-      const j = startJob(spot, instanceEnv(1), 'echo started; sleep 600');
+      const j = startJob(spot, instanceEnv(1), 'echo started; sleep 600', cleanups);
       await waitFor('job 3 to start running', () => (j.output().includes('started') ? true : undefined));
-      spot.fileSystemId = await scratchIdOf(spot.id);
+      spot.fileSystemId = await scratchIdOf(FLEET_ID, spot.id);
       const noticeAt = Date.now();
       imds[1].scheduleSpotInterruption({ action: 'terminate', time: new Date(Date.now() + 120_000) });
       spot.exitCode = await j.done;
-      const left = await fleetScratch(spot.id);
+      const left = await fleetScratch(FLEET_ID, spot.id);
       if (left.length) throw new Error(`job 3 left ${left.map((f) => f.fileSystemId).join(', ')}`);
       imds[1].cancelSpotInterruption();
       spot.outcome = `torn down ${((Date.now() - noticeAt) / 1000).toFixed(1)} s after the notice (exit ${spot.exitCode})`;
@@ -454,19 +317,19 @@ async function main(): Promise<number> {
     () => spot.outcome,
   );
 
-  busy.fileSystemId = await scratchIdOf(busy.id);
+  busy.fileSystemId = await scratchIdOf(FLEET_ID, busy.id);
   jobs.push(busy);
 
   // 4. The deployed reaper's handler code, with the deployed function's settings: first the event
   //    EventBridge delivers when the lost instance terminates, then a scheduled pass over the fleet.
   const eventReport = await progress.step(
     `Reaper, event fast path: ${instances[0].instanceId} terminated`,
-    () => invokeReaper(outputs.ReaperFunctionName, terminatedEvent(instances[0].instanceId)),
+    () => invokeReaper(outputs.ReaperFunctionName, terminatedEvent(instances[0].instanceId), REAPER_LOG),
     (r) => `deleted ${r.deleted.join(', ') || 'nothing'}, kept ${r.kept.length}, failed ${r.failed.length}`,
   );
   const scheduledReport = await progress.step(
     'Reaper, scheduled run over the fleet',
-    () => invokeReaper(outputs.ReaperFunctionName, scheduledEvent()),
+    () => invokeReaper(outputs.ReaperFunctionName, scheduledEvent(), REAPER_LOG),
     (r) =>
       `deleted ${r.deleted.length}, kept ${r.kept.map((k) => k.id).join(', ') || 'nothing'}, failed ${r.failed.length}`,
   );
@@ -497,65 +360,53 @@ async function main(): Promise<number> {
     busy.outcome += `; ended with SIGTERM (exit ${busy.exitCode}), torn down`;
   });
 
-  const leaked = await fleetScratch();
-  report = {
-    jobs,
+  shipEmfFiles(cloudWatchAgent, [REAPER_LOG]);
+  const metrics = await progress.step(
+    "Metrics in the emulator's CloudWatch (through the CloudWatch agent stand-in)",
+    () => metricsReport(cloudWatchAgent, STACK),
+    (m) =>
+      Object.entries(m.datapoints)
+        .map(([ns, names]) => `${ns}: ${Object.values(names).reduce((a, b) => a + b, 0)} datapoints`)
+        .join(', '),
+  );
+
+  const leaked = await fleetScratch(FLEET_ID);
+  Object.assign(report, {
+    metrics,
+    reaperLog: REAPER_LOG,
     reaper: { eventFastPath: eventReport, scheduled: scheduledReport, dryRunPastGrace: pastGrace },
     leakedFileSystems: leaked.map((f) => f.fileSystemId),
-    steps: progress.steps,
-  };
+  });
 
   await progress.step('cdk destroy', async () => {
     await destroy();
     destroyed = true;
   });
   const failed = eventReport.failed.length + scheduledReport.failed.length;
-  return leaked.length === 0 && reaped && busyUntouched && failed === 0 ? 0 : 1;
-}
-
-function reaperLines(runs: Record<string, ReapReport> | undefined): string[] {
-  return Object.entries(runs ?? {}).flatMap(([run, r]) => [
-    `  ${run}:`,
-    ...r.deleted.map((id) => `    deleted ${id}`),
-    ...r.kept.map((k) => `    kept    ${k.id}: ${k.reason}`),
-    ...r.failed.map((f) => `    FAILED  ${f.id}: ${f.error}`),
-  ]);
+  const mountsOk = zones.every(
+    (z) =>
+      z.heldOnExpress &&
+      z.heldBytesSame &&
+      z.otherZoneKeptCache !== false &&
+      z.agentExit === 0 &&
+      z.leftMounted === 0,
+  );
+  return leaked.length === 0 &&
+    reaped &&
+    busyUntouched &&
+    failed === 0 &&
+    mountsOk &&
+    metrics.errors.length === 0
+    ? 0
+    : 1;
 }
 
 function printReport(code: number): void {
-  const steps = progress.steps;
-  if (json) {
-    process.stdout.write(JSON.stringify({ ok: code === 0, ...report, steps }, null, 2) + '\n');
-    return;
-  }
-  const jobs = (report.jobs as Job[] | undefined) ?? [];
-  const lines = [
-    '',
-    'mountfleet local sandbox — report',
-    '',
-    'Steps:',
-    ...steps.map((s) => `  ${s.ok ? '✓' : '✗'} ${s.seconds.toFixed(1).padStart(5)} s  ${s.title}`),
-    `  total ${steps.reduce((t, s) => t + s.seconds, 0).toFixed(1)} s`,
-    '',
-    'Scratch jobs:',
-    ...jobs.map((j) => `  ${j.id.padEnd(16)} ${(j.fileSystemId ?? '-').padEnd(12)} ${j.outcome}`),
-    '',
-    'Reaper decisions:',
-    ...reaperLines(report.reaper as Record<string, ReapReport> | undefined),
-    '',
-    `Leaked scratch file systems at the end: ${((report.leakedFileSystems as string[] | undefined) ?? []).length}`,
-    '',
-    'What differs on real AWS:',
-    '  - file systems pass through creating/deleting states (seconds to minutes); here every state is immediate;',
-    '  - the EFS mount helper mounts over NFS/TLS; here a stand-in mounts a local tmpfs and records the options;',
-    '  - the reaper runs as a Lambda on a 15-minute schedule and on Spot/termination events, and also weighs',
-    '    CloudWatch ClientConnections (the emulator has no EFS metrics);',
-    '  - instances run the agent from user data; here processes play the three instances, with an IMDSv2 stand-in;',
-    '  - the Express cache, alarms and dashboard are deployed (the emulator cannot), and it costs money:',
-    '    see "Deploying to AWS" in the README.',
-    '',
-  ];
-  process.stdout.write(lines.join('\n'));
+  if (json)
+    process.stdout.write(
+      JSON.stringify({ ok: code === 0, ...report, steps: progress.steps }, null, 2) + '\n',
+    );
+  else process.stdout.write(renderReport(report, progress.steps));
 }
 
 main()

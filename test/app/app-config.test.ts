@@ -22,14 +22,15 @@ describe('bundled app config', () => {
     });
   });
 
-  test('the sandbox profile turns off the Express cache, alarms and dashboard', () => {
-    const [stack] = resolveAppConfig({ profile: 'sandbox' }, 'test');
-    expect(stack.expressCache).toBeUndefined();
-    expect(stack.monitoring).toEqual({ alarms: false, dashboard: false });
+  test('the sandbox profile keeps everything, on an isolated network with named cache buckets', () => {
+    const [stack] = resolveAppConfig({ profile: 'sandbox', fleetId: 'demo' }, 'test');
+    expect(stack.expressCache).toEqual({
+      azIds: DEFAULT_AZ_IDS,
+      bucketBaseName: 'demo-cache',
+      expirationDays: 7,
+    });
+    expect(stack.monitoring).toEqual({ alarms: true, dashboard: true });
     expect(stack.network).toEqual({ azIds: DEFAULT_AZ_IDS, isolated: true });
-    expect(() => resolveAppConfig({ profile: 'sandbox', expressCache: { enabled: true } }, 'test')).toThrow(
-      /expressCache\.enabled: the sandbox profile has no Express cache/,
-    );
   });
 
   test('environments become one stack each, sections merged over the shared settings', () => {

@@ -1,7 +1,8 @@
 /**
  * The bundled app deployed with the real CDK CLI into a fresh moto server of its own (so bootstrap and
- * deploy cannot collide with other test files): bootstrap, deploy (sandbox profile: no Express cache,
- * alarms or dashboard — moto has none of them), check the resources through the SDK, destroy.
+ * deploy cannot collide with other test files): bootstrap, deploy (sandbox profile: everything, with named
+ * Express cache buckets — moto skips directory buckets and alarms, and nothing refers to them by Ref or
+ * GetAtt), check the resources through the SDK, destroy.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

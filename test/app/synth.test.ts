@@ -27,7 +27,7 @@ function resourceTypes(template: string): string[] {
 
 const CASES: Array<[name: string, args: string[], stacks: string[], withExpress: boolean]> = [
   ['zero config', [], ['Mountfleet'], true],
-  ['sandbox profile', ['-c', 'mountfleetConfig=examples/sandbox.config.json'], ['Mountfleet'], false],
+  ['sandbox profile', ['-c', 'mountfleetConfig=examples/sandbox.config.json'], ['Mountfleet'], true],
   [
     'example config',
     ['-c', 'mountfleetConfig=examples/mountfleet.config.json'],

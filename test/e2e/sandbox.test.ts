@@ -1,9 +1,15 @@
 /**
  * The README's main job, end to end: the sandbox deploys the bundled app into its own emulator with the
- * real CDK CLI, runs the scratch jobs and the reaper, destroys everything, and reports in JSON.
+ * real CDK CLI (Express cache, alarms, dashboard), mounts the dataset in two zones, darkens each zone's
+ * Express cache in turn, runs the scratch jobs and the reaper, collects the metrics, destroys everything,
+ * and reports in JSON.
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { OTLP_ENDPOINT } from '../../core/mountpoint/tuning';
+import type { SandboxReport as Report } from '../../scripts/sandbox/report';
 import { REPO_ROOT } from '../support/moto';
 
 interface ReaperRun {
@@ -12,12 +18,19 @@ interface ReaperRun {
   failed: unknown[];
 }
 
-interface SandboxReport {
+type SandboxReport = Required<Omit<Report, 'reaper'>> & {
   ok: boolean;
-  leakedFileSystems: string[];
-  jobs: { id: string; outcome: string; exitCode?: number | null; fileSystemId?: string }[];
   reaper: Record<'eventFastPath' | 'scheduled', ReaperRun>;
   steps: { title: string; ok: boolean; seconds: number }[];
+};
+
+/** Whether a loopback port can be listened on again (nothing the sandbox started still holds it). */
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
 }
 
 function runSandbox(): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -36,7 +49,7 @@ function runSandbox(): Promise<{ code: number | null; stdout: string; stderr: st
 }
 
 describe('local sandbox (npm run demo)', () => {
-  it('deploys, runs the jobs, reaps the orphan, keeps what is in use, leaks nothing', async () => {
+  it('deploys everything, mounts in two zones, survives each zone going dark, reaps the orphan, ships metrics, leaks nothing', async () => {
     const r = await runSandbox();
     if (r.code !== 0) throw new Error(`sandbox exited ${r.code}:\n${r.stderr.slice(-6000)}`);
     const report = JSON.parse(r.stdout) as SandboxReport;
@@ -52,5 +65,55 @@ describe('local sandbox (npm run demo)', () => {
     expect(scheduled.deleted).toEqual([]);
     expect(scheduled.kept.map((k) => k.id)).toEqual([job('demo-in-use').fileSystemId]);
     expect([...eventFastPath.failed, ...scheduled.failed]).toEqual([]);
+
+    // Deployed with the Express cache (one bucket per zone) and alarms; the emulator's gaps stood in for.
+    expect(new Set(report.zonesUsed).size).toBeGreaterThanOrEqual(2);
+    expect(report.standIns.directoryBuckets).toEqual(
+      report.zonesUsed.map((z) => `sandbox-cache--${z}--x-s3`),
+    );
+    expect(report.standIns.alarms.length).toBeGreaterThanOrEqual(3);
+    expect(report.standIns.notStoodIn).toEqual([]);
+
+    // Mounts: one played instance per zone read the seeded 4 MiB through Mountpoint, then each zone went dark.
+    expect(['official', 'harness', 'stand-in']).toContain(report.mountS3.kind);
+    expect(report.zones.map((z) => z.zoneId)).toEqual(report.zonesUsed);
+    for (const z of report.zones) {
+      expect(z).toMatchObject({
+        heldOnExpress: true,
+        heldBytesRead: 4 * 1048576,
+        heldBytesSame: true,
+        agentExit: 0,
+        leftMounted: 0,
+      });
+      expect(z.blackholedRequests).toBeGreaterThan(0);
+      // The design's promise: a dark zone costs seconds, not minutes per file.
+      expect(z.failoverSeconds).toBeLessThan(15);
+      expect(z.recoverySeconds).toBeLessThan(15);
+      expect(z.restartSeconds).toBeLessThan(15);
+    }
+    expect(report.zones[0].otherZoneKeptCache).toBe(true);
+
+    // Metrics arrived in the emulator's CloudWatch and are listed there.
+    const { datapoints, listed } = report.metrics;
+    expect(report.metrics.errors).toEqual([]);
+    expect(report.metrics.dashboards).toContain('mountfleet-sandbox-storage');
+    expect(report.metrics.logGroups).toContain('/mountfleet/sandbox/agent-metrics');
+    expect(datapoints.Mountfleet.Deleted).toBeGreaterThan(0);
+    expect(datapoints.mountfleet.ExpressCacheSwitches).toBeGreaterThanOrEqual(2 * report.zones.length);
+    // What the dashboard charts from Mountpoint, latencies (exponential histograms) included.
+    if (report.metrics.otlpReceiving)
+      expect(Object.keys(datapoints['Mountfleet/Mountpoint'] ?? {})).toEqual(
+        expect.arrayContaining(['fuse.request_latency', 'experimental.fuse.cache_hit']),
+      );
+    for (const [namespace, names] of Object.entries(datapoints))
+      expect(listed[namespace]).toEqual(Object.keys(names).sort());
+
+    // Human output stays readable: the reaper's JSON log lines went to the file the report names.
+    expect(r.stderr).not.toMatch(/^\{"level"/m);
+    expect(readFileSync(report.reaperLog, 'utf8')).toMatch(/"message":"decision"/);
+
+    // Nothing left: no mount of the sandbox's, and Mountpoint's OTLP port is free again.
+    expect(readFileSync('/proc/self/mountinfo', 'utf8')).not.toMatch(/mountfleet-sandbox-/);
+    if (report.metrics.otlpReceiving) expect(await portFree(Number(new URL(OTLP_ENDPOINT).port))).toBe(true);
   }, 300_000);
 });

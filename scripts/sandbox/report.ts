@@ -1,0 +1,123 @@
+/** The sandbox's report for people (`--json` prints the same object for machines). */
+import type { ReapReport } from '../../core/reaper/report';
+import type { StoodIn } from '../../test/support/cloudformation-gaps-standin';
+import type { MetricsReport } from './metrics';
+import type { MountS3Choice, ZoneResult } from './mounts';
+import type { StepRecord } from './progress';
+
+export interface JobRecord {
+  readonly id: string;
+  readonly instanceId: string;
+  outcome: string;
+  exitCode?: number | null;
+  fileSystemId?: string;
+}
+
+export interface SandboxReport {
+  standIns?: StoodIn;
+  /** AZ IDs the played instances ran in. */
+  zonesUsed?: string[];
+  mountS3?: MountS3Choice;
+  zones?: ZoneResult[];
+  metrics?: MetricsReport;
+  /** The file that received the reaper handler's JSON log lines. */
+  reaperLog?: string;
+  jobs?: JobRecord[];
+  reaper?: Record<string, ReapReport>;
+  leakedFileSystems?: string[];
+}
+
+const s1 = (seconds: number) => `${seconds.toFixed(1)} s`;
+
+function reaperLines(runs: Record<string, ReapReport> | undefined): string[] {
+  return Object.entries(runs ?? {}).flatMap(([run, r]) => [
+    `  ${run}:`,
+    ...r.deleted.map((id) => `    deleted ${id}`),
+    ...r.kept.map((k) => `    kept    ${k.id}: ${k.reason}`),
+    ...r.failed.map((f) => `    FAILED  ${f.id}: ${f.error}`),
+  ]);
+}
+
+function mountLines(r: SandboxReport): string[] {
+  return [
+    `  mount-s3: ${r.mountS3?.why ?? '-'}`,
+    ...(r.zones ?? []).map(
+      (z) =>
+        `  ${z.zoneId}  ${z.instanceId}  s3://${z.bucket}/ → Express cache ${z.expressBucket}: ` +
+        `${z.heldBytesRead} bytes read through the mount (${z.heldBytesSame ? 'as seeded' : 'DIFFERENT'}), ` +
+        `agent exit ${z.agentExit}, ${z.leftMounted} mounts left`,
+    ),
+  ];
+}
+
+function outageLines(r: SandboxReport): string[] {
+  return (r.zones ?? []).flatMap((z) => [
+    `  ${z.zoneId} dark (${z.blackholedRequests} requests black-holed):`,
+    `    new opens on the standby after ${s1(z.failoverSeconds)}; the handle held open ${z.heldBytesSame ? 'read on unbroken' : 'BROKE'}`,
+    ...(z.otherZoneKeptCache === null
+      ? []
+      : [`    the other zone ${z.otherZoneKeptCache ? 'kept its Express cache' : 'LOST its Express cache'}`]),
+    `    zone back: new opens on the Express cache again after ${s1(z.recoverySeconds)}`,
+    `    Mountpoint process killed: restarted and serving after ${s1(z.restartSeconds)}`,
+  ]);
+}
+
+function metricLines(m: MetricsReport | undefined, reaperLog: string | undefined): string[] {
+  if (!m) return ['  -'];
+  return [
+    ...(m.otlpReceiving ? [] : [`  Mountpoint's OTLP export NOT received: ${m.otlpNotReceivingBecause}`]),
+    ...Object.entries(m.datapoints).flatMap(([ns, names]) => [
+      `  ${ns}:`,
+      ...Object.entries(names).map(([name, n]) => `    ${name.padEnd(42)} ${n} datapoints`),
+    ]),
+    ...m.errors.map((e) => `  ERROR ${e}`),
+    `  On AWS: CloudWatch → Dashboards → ${m.dashboards.join(', ') || '(none)'}; log groups ${m.logGroups.join(', ')}`,
+    `  The reaper's log lines (its log group on AWS): ${reaperLog}`,
+  ];
+}
+
+export function renderReport(r: SandboxReport, steps: readonly StepRecord[]): string {
+  return [
+    '',
+    'mountfleet local sandbox — report',
+    '',
+    'Steps:',
+    ...steps.map((s) => `  ${s.ok ? '✓' : '✗'} ${s.seconds.toFixed(1).padStart(5)} s  ${s.title}`),
+    `  total ${steps.reduce((t, s) => t + s.seconds, 0).toFixed(1)} s`,
+    '',
+    `Deployed (zones ${r.zonesUsed?.join(', ') ?? '-'}); stood in for the emulator: ` +
+      `${r.standIns?.directoryBuckets.join(', ') ?? '-'}, ${r.standIns?.alarms.length ?? 0} alarms`,
+    '',
+    'Mounts:',
+    ...mountLines(r),
+    '',
+    'Express cache outage:',
+    ...outageLines(r),
+    '',
+    'Scratch jobs:',
+    ...(r.jobs ?? []).map((j) => `  ${j.id.padEnd(16)} ${(j.fileSystemId ?? '-').padEnd(12)} ${j.outcome}`),
+    '',
+    'Reaper decisions:',
+    ...reaperLines(r.reaper),
+    '',
+    'Metrics:',
+    ...metricLines(r.metrics, r.reaperLog),
+    '',
+    `Leaked scratch file systems at the end: ${(r.leakedFileSystems ?? []).length}`,
+    '',
+    'What differs on real AWS:',
+    '  - file systems pass through creating/deleting states (seconds to minutes); here every state is immediate;',
+    '  - the EFS mount helper mounts over NFS/TLS; here a stand-in mounts a local tmpfs and records the options;',
+    '  - the reaper runs as a Lambda on a 15-minute schedule and on Spot/termination events, and also weighs',
+    '    CloudWatch ClientConnections (the emulator has no EFS metrics);',
+    '  - instances run the agent from user data; here processes play them (the Auto Scaling group spreads them',
+    '    over its zones; the emulator puts all in one), each with an IMDSv2 stand-in and a mount namespace;',
+    '  - the Express cache is S3 Express One Zone directory buckets and the alarms are CloudFormation resources;',
+    '    here the emulator skips both: ordinary buckets and PutMetricAlarm stand in, and a stand-in answers',
+    "    CreateSession; an outage is a black hole in front of one zone's bucket;",
+    "  - the CloudWatch agent receives Mountpoint's metrics and ships the log files (CloudWatch Logs extracts",
+    '    the embedded metrics); here a stand-in writes both straight to CloudWatch;',
+    '  - it costs money: see "Deploying to AWS" in the README.',
+    '',
+  ].join('\n');
+}
