@@ -54,3 +54,25 @@ export function processGroupMembers(pgid: number): number[] {
   }
   return members;
 }
+
+/**
+ * The live processes whose control group ends in `/<unit>` (a systemd scope or service), from /proc/PID/cgroup
+ * in any hierarchy: processes stay in their cgroup after `setsid`, which takes them out of a process group.
+ */
+export function controlGroupMembers(unit: string): number[] {
+  const suffix = `/${unit}`;
+  const members: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    let cgroups: string;
+    try {
+      cgroups = readFileSync(`/proc/${name}/cgroup`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    if (!cgroups.split('\n').some((line) => line.endsWith(suffix))) continue;
+    const state = statFields(name)?.[0];
+    if (state !== undefined && state !== 'Z' && state !== 'X') members.push(Number(name));
+  }
+  return members;
+}

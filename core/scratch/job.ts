@@ -1,12 +1,71 @@
 /**
  * The user's command (CMD), run in its own process group so that a signal reaches the whole job (the
  * shell, its children, their children) and a Ctrl-C in a terminal reaches mountfleet first, which then
- * decides what the job gets. Its exit status is passed through shell-style: 128 + signal number when a
+ * decides what the job gets. Where systemd manages the host it also runs in a transient scope of its own
+ * (`systemd-run --scope`): a process that leaves the group with `setsid` stays in the scope's cgroup, so
+ * stopping the job reaches it too. Its exit status is passed through shell-style: 128 + signal number when a
  * signal ended it, 127 when the program does not exist, 126 when it cannot be executed.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { accessSync, constants as fsConstants, existsSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
-import { processGroupMembers } from '../processes';
+import { delimiter, join } from 'node:path';
+import { controlGroupMembers, processGroupMembers } from '../processes';
+
+/** The transient systemd scope a job runs in, and the programs that make and signal it. */
+export interface JobScope {
+  /** The scope's unit name, `….scope`. */
+  readonly unit: string;
+  readonly systemdRun: string;
+  readonly systemctl: string;
+}
+
+/** How long a `systemctl kill` may take before the job is signalled through its process group alone. */
+const SYSTEMCTL_TIMEOUT_MS = 5000;
+
+/**
+ * The scope for a job where systemd manages the host (`/run/systemd/system` exists), else undefined.
+ * MOUNTFLEET_SYSTEMD_BIN names a directory whose `systemd-run` and `systemctl` are used instead, and turns
+ * scopes on without that check (tests use stand-ins there; see test/support/systemd-standin).
+ */
+export function systemdScopeFor(
+  fleetId: string,
+  jobId: string,
+  env: NodeJS.ProcessEnv = process.env,
+): JobScope | undefined {
+  const bin = env.MOUNTFLEET_SYSTEMD_BIN;
+  if (!bin && !existsSync('/run/systemd/system')) return undefined;
+  const systemdRun = bin ? join(bin, 'systemd-run') : findProgram('systemd-run', env.PATH);
+  const systemctl = bin ? join(bin, 'systemctl') : findProgram('systemctl', env.PATH);
+  if (typeof systemdRun !== 'string' || typeof systemctl !== 'string') return undefined;
+  // Unit names take [A-Za-z0-9:_.\-]; a job id may also hold / = + @. The pid keeps a leftover scope of a
+  // killed earlier run of the same job from blocking this one.
+  const name = `${fleetId}-${jobId}`.replace(/[^A-Za-z0-9:_.-]/g, '_');
+  return { unit: `mountfleet-scratch-${name}-${process.pid}.scope`, systemdRun, systemctl };
+}
+
+/** The program's path, or the shell-style status (127 missing, 126 not executable) with the reason. */
+function findProgram(command: string, path: string | undefined): string | { status: number; error: string } {
+  const candidates = command.includes('/')
+    ? [command]
+    : (path ?? '')
+        .split(delimiter)
+        .filter(Boolean)
+        .map((dir) => join(dir, command));
+  let notExecutable: string | undefined;
+  for (const candidate of candidates) {
+    try {
+      if (!statSync(candidate).isFile()) continue;
+      accessSync(candidate, fsConstants.X_OK);
+      return candidate;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EACCES') notExecutable ??= candidate;
+    }
+  }
+  return notExecutable
+    ? { status: 126, error: `${command}: ${notExecutable} is not executable` }
+    : { status: 127, error: `${command}: not found` };
+}
 
 export interface JobExit {
   /** The status a shell would report. */
@@ -32,9 +91,20 @@ export function signalNumber(signal: NodeJS.Signals): number {
 export function startJob(
   command: string,
   args: readonly string[],
-  options: { readonly env: NodeJS.ProcessEnv; readonly cwd?: string },
+  options: { readonly env: NodeJS.ProcessEnv; readonly cwd?: string; readonly scope?: JobScope },
 ): RunningJob {
-  const child = spawn(command, args, {
+  const { scope } = options;
+  let program = command;
+  let programArgs = args;
+  if (scope) {
+    // systemd-run execs the program itself and reports a missing one as a failure of its own (status 1):
+    // find it first, so the job's status stays what a shell would give.
+    const found = findProgram(command, options.env.PATH);
+    if (typeof found !== 'string') return notStarted(found.status, found.error);
+    program = scope.systemdRun;
+    programArgs = ['--scope', '--quiet', '--collect', `--unit=${scope.unit}`, '--', found, ...args];
+  }
+  const child = spawn(program, programArgs, {
     env: options.env,
     cwd: options.cwd,
     stdio: 'inherit',
@@ -52,18 +122,42 @@ export function startJob(
       else resolve({ status: code ?? 1 });
     });
   });
+  const remaining = (): number[] => {
+    const members = new Set(child.pid === undefined ? [] : processGroupMembers(child.pid));
+    if (scope) for (const pid of controlGroupMembers(scope.unit)) members.add(pid);
+    return [...members];
+  };
   return {
     pid: child.pid,
     exited,
     kill(signal) {
-      if (child.pid === undefined || (done && processGroupMembers(child.pid).length === 0)) return false;
+      if (child.pid === undefined || (done && remaining().length === 0)) return false;
+      let sent = false;
       try {
         process.kill(-child.pid, signal);
-        return true;
+        sent = true;
       } catch {
-        return false;
+        // the group is gone; the scope may still hold processes that left it
       }
+      if (scope) {
+        const r = spawnSync(scope.systemctl, ['kill', `--signal=${signal}`, scope.unit], {
+          stdio: 'ignore',
+          timeout: SYSTEMCTL_TIMEOUT_MS,
+        });
+        sent ||= r.status === 0;
+      }
+      return sent;
     },
-    remaining: () => (child.pid === undefined ? [] : processGroupMembers(child.pid)),
+    remaining,
+  };
+}
+
+/** A job that never started: its status is already known. */
+function notStarted(status: number, startError: string): RunningJob {
+  return {
+    pid: undefined,
+    exited: Promise.resolve({ status, startError }),
+    kill: () => false,
+    remaining: () => [],
   };
 }

@@ -20,7 +20,7 @@ import {
   watchForTermination,
   type TerminationNotice,
 } from '../termination-watch';
-import { signalNumber, startJob, type JobExit } from './job';
+import { signalNumber, startJob, systemdScopeFor, type JobExit } from './job';
 import { isMounted, mountFileSystem, topMountAt } from './mount';
 import { ensureMountTarget, waitForMountTarget } from './mount-target';
 import type { WaitOptions } from './poll';
@@ -219,6 +219,7 @@ export async function runScratchJob(request: ScratchRunRequest): Promise<Scratch
         MOUNTFLEET_SCRATCH: request.path,
         MOUNTFLEET_JOB: request.jobId,
       },
+      scope: systemdScopeFor(request.fleetId, request.jobId),
     });
     job = await superviseJob(running, stop.signal, request.teardownGraceSeconds, clock, log);
     if (job.startError) log(job.startError);

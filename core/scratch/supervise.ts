@@ -66,7 +66,7 @@ export async function superviseJob(
 }
 
 /**
- * The job's leader has exited; what it started in the background (same process group) must not outlive the
+ * The job's leader has exited; what it started in the background (same process group, or the same systemd scope) must not outlive the
  * run and write into the path once it is unmounted (onto the root disk): SIGTERM to the group, its grace
  * period, then SIGKILL. Processes that left the group (setsid) are out of reach here.
  */
@@ -91,11 +91,11 @@ export async function stopProcessGroup(
       ? Math.min(graceSeconds, SPOT_GRACE_SECONDS)
       : graceSeconds;
   log(
-    `the job left ${running.remaining().length} process(es) behind: SIGTERM to its process group, ${grace} s to exit`,
+    `the job left ${running.remaining().length} process(es) behind: SIGTERM to all of them, ${grace} s to exit`,
   );
   running.kill('SIGTERM');
   if (await gone(grace * 1000)) return;
-  log(`processes of the job are still alive after ${grace} s: killing its process group`);
+  log(`processes of the job are still alive after ${grace} s: killing them`);
   running.kill('SIGKILL');
   if (!(await gone(KILL_WAIT_MS))) {
     log(

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { processGroupMembers } from '../../../core/processes';
 import { FaultProxy } from '../../support/fault-proxy';
+import { removeEmptySystemdStandinScopes, SYSTEMD_STANDIN_BIN } from '../../support/standins';
 import {
   fileSystemsOf,
   job,
@@ -29,6 +30,16 @@ jest.setTimeout(120_000);
 const waitForGo = (then = 'true') =>
   job(`echo ready; while [ ! -e "$TEST_DIR/go" ]; do sleep 0.1; done; ${then}`);
 const go = (run: ScratchRun) => writeFileSync(join(run.dir, 'go'), '');
+
+/** True while `pid` runs (a zombie, dead but not yet reaped, does not count). */
+function liveProcess(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
+  } catch {
+    return false;
+  }
+}
 
 describe('mountfleet scratch run side by side', () => {
   const scratch = useScratchRuns(1);
@@ -138,13 +149,33 @@ describe('mountfleet scratch run side by side', () => {
     expect((await run.exited).code).toBe(0);
     const pgid = Number(readFileSync(join(run.dir, 'job.pid'), 'utf8').trim());
     expect(run.stderr()).toMatch(
-      /the job left \d+ process\(es\) behind: SIGTERM to its process group, 2 s to exit/,
+      /the job left \d+ process\(es\) behind: SIGTERM to all of them, 2 s to exit/,
     );
-    expect(run.stderr()).toContain('still alive after 2 s: killing its process group');
+    expect(run.stderr()).toContain('still alive after 2 s: killing them');
     expect(processGroupMembers(pgid)).toEqual([]);
     await sleep(500);
     expect(existsSync(run.path)).toBe(false); // nothing was written onto the root disk after the unmount
     expect(await leftovers(scratch.net)).toEqual(NOTHING_LEFT);
+  });
+
+  it("stops a process that left the job's process group (setsid) through the job's systemd scope", async () => {
+    const run = await scratch.start({
+      job: 'escaped',
+      command: job(
+        // setsid takes the writer out of the job's process group; only the scope's cgroup still holds it.
+        `setsid sh -c 'trap "" TERM; while :; do date >> "$MOUNTFLEET_SCRATCH/escaped.log"; sleep 0.1; done' & ` +
+          `echo $! > "$TEST_DIR/escaped.pid"; echo started-escaped`,
+      ),
+      env: { MOUNTFLEET_SYSTEMD_BIN: SYSTEMD_STANDIN_BIN },
+    });
+    expect((await run.exited).code).toBe(0);
+    const writer = Number(readFileSync(join(run.dir, 'escaped.pid'), 'utf8').trim());
+    expect(run.stderr()).toMatch(/the job left \d+ process\(es\) behind/);
+    expect(liveProcess(writer)).toBe(false);
+    await sleep(500);
+    expect(existsSync(run.path)).toBe(false); // nothing was written onto the root disk after the unmount
+    expect(await leftovers(scratch.net)).toEqual(NOTHING_LEFT);
+    removeEmptySystemdStandinScopes();
   });
 
   it('stops at once on SIGTERM while the mount helper hangs, and tears down', async () => {
