@@ -73,6 +73,14 @@ test('an alarm topic with alarms turned off is refused at synth', () => {
 });
 
 describe('bundled app: monitoring.alarmTopicArn', () => {
+  test('the sandbox profile has alarms too, so it takes a topic', () => {
+    const [config] = resolveAppConfig(
+      { profile: 'sandbox', monitoring: { alarmTopicArn: TOPIC_ARN } },
+      'test',
+    );
+    expect(config.monitoring?.alarmTopicArn).toBe(TOPIC_ARN);
+  });
+
   test('reaches every alarm of the stack', () => {
     const [config] = resolveAppConfig({ monitoring: { alarmTopicArn: TOPIC_ARN } }, 'test');
     const stack = new MountfleetStack(fastApp(), 'Mountfleet', { config });
@@ -83,13 +91,10 @@ describe('bundled app: monitoring.alarmTopicArn', () => {
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toEqual([TOPIC_ARN]);
   });
 
-  test('a malformed ARN, the sandbox and alarms turned off are config errors naming the field', () => {
+  test('a malformed ARN and alarms turned off are config errors naming the field', () => {
     expect(() => resolveAppConfig({ monitoring: { alarmTopicArn: 'mountfleet-alarms' } }, 'test')).toThrow(
       /monitoring\.alarmTopicArn: must be an SNS topic ARN/,
     );
-    expect(() =>
-      resolveAppConfig({ profile: 'sandbox', monitoring: { alarmTopicArn: TOPIC_ARN } }, 'test'),
-    ).toThrow(/monitoring: the sandbox profile has no alarms/);
     expect(() =>
       resolveAppConfig({ monitoring: { alarms: false, alarmTopicArn: TOPIC_ARN } }, 'test'),
     ).toThrow(/monitoring\.alarmTopicArn: is set but monitoring\.alarms is false/);
