@@ -10,7 +10,7 @@ import { processGroupMembers } from '../../../core/processes';
 import { startJob, systemdScopeFor } from '../../../core/scratch/job';
 import { removeEmptySystemdStandinScopes, SYSTEMD_STANDIN_BIN } from '../../support/standins';
 
-const env = { ...process.env, MOUNTFLEET_SYSTEMD_BIN: SYSTEMD_STANDIN_BIN };
+const env: NodeJS.ProcessEnv = { ...process.env, MOUNTFLEET_SYSTEMD_BIN: SYSTEMD_STANDIN_BIN };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 afterAll(() => removeEmptySystemdStandinScopes());
