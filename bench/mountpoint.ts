@@ -24,7 +24,8 @@ import { parseAgentConfig } from '../core/config';
 import { lookupInstanceType } from '../core/mountpoint/instance-types';
 import { Supervisor } from '../core/mountpoint/supervisor';
 import { planMounts } from '../core/mountpoint/tuning';
-import { runSupervise, TSX_LOADER } from '../test/agent/mountpoint/supervise-harness';
+import { runSupervise } from '../test/agent/mountpoint/supervise-harness';
+import { unshareTsxArgs } from '../test/support/mount-namespace';
 import { FaultProxy } from '../test/support/fault-proxy';
 import { MotoServer } from '../test/support/moto';
 import { emulatorMountS3, realMountpoint } from '../test/support/real-mountpoint';
@@ -246,22 +247,10 @@ async function bench(): Promise<void> {
 
 /** Mounts need root and belong in a namespace of their own; 8 readers need more than libuv's 4 threads. */
 function reexecInNamespace(): void {
-  const child = spawn(
-    'unshare',
-    [
-      '-m',
-      '--propagation',
-      'private',
-      '--',
-      process.execPath,
-      '--no-warnings',
-      '--import',
-      TSX_LOADER,
-      __filename,
-      ...process.argv.slice(2),
-    ],
-    { stdio: 'inherit', env: { ...process.env, [IN_NAMESPACE]: '1', UV_THREADPOOL_SIZE: '32' } },
-  );
+  const child = spawn('unshare', unshareTsxArgs(__filename, process.argv.slice(2)), {
+    stdio: 'inherit',
+    env: { ...process.env, [IN_NAMESPACE]: '1', UV_THREADPOOL_SIZE: '32' },
+  });
   child.once('exit', (code) => (process.exitCode = code ?? 1));
 }
 

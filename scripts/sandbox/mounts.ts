@@ -17,9 +17,9 @@ import type { FaultProxy } from '../../test/support/fault-proxy';
 import { REPO_ROOT } from '../../test/support/moto';
 import { emulatorMountS3, realMountpoint } from '../../test/support/real-mountpoint';
 import type { AgentJson } from './fleet';
+import { unshareTsxArgs } from '../../test/support/mount-namespace';
 
 const SCENARIO = join(REPO_ROOT, 'test/agent/mountpoint/failover-scenario.ts');
-const TSX_LOADER = `file://${join(REPO_ROOT, 'node_modules/tsx/dist/loader.mjs')}`;
 /** How long one scenario event may take (the agent's probe interval is seconds). */
 const EVENT_TIMEOUT_MS = 60_000;
 
@@ -202,44 +202,26 @@ function start(o: MountsOptions, instance: MountInstance): PlayedInstance {
   mkdirSync(dir, { recursive: true });
   const { file, userPath } = instanceConfig(o.agentConfig, dir);
   const runDir = join(dir, 'run');
-  const child = spawn(
-    'unshare',
-    [
-      '-m',
-      '--propagation',
-      'private',
-      '--',
-      process.execPath,
-      '--no-warnings',
-      '--import',
-      TSX_LOADER,
-      SCENARIO,
-      CLI_BUNDLE,
-      file,
-      userPath,
-      o.fileName,
-    ],
-    {
-      stdio: ['pipe', 'pipe', 'pipe'],
-      // A process group of its own: the sandbox stops it with everything it started (see stop()).
-      detached: true,
-      env: {
-        ...o.env,
-        AWS_ENDPOINT_URL: o.proxy.endpoint,
-        AWS_EC2_METADATA_SERVICE_ENDPOINT: instance.imdsEndpoint,
-        // Real Mountpoint against the emulator: its endpoint and path-style on top, no IMDS of its own.
-        ...(o.mountS3.kind === 'stand-in'
-          ? { MOUNTFLEET_MOUNT_S3: STANDIN }
-          : {
-              MOUNTFLEET_MOUNT_S3: emulatorMountS3(dir, o.mountS3.binary, o.proxy.endpoint),
-              AWS_EC2_METADATA_DISABLED: 'true',
-            }),
-        MOUNTFLEET_RUN_DIR: runDir,
-        MOUNTFLEET_SYSTEM_ROOT: systemRootOf(o.workDir, instance.zoneId),
-        MOUNT_S3_STANDIN_BUCKETS: o.bucketsDir,
-      },
+  const child = spawn('unshare', unshareTsxArgs(SCENARIO, [CLI_BUNDLE, file, userPath, o.fileName]), {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    // A process group of its own: the sandbox stops it with everything it started (see stop()).
+    detached: true,
+    env: {
+      ...o.env,
+      AWS_ENDPOINT_URL: o.proxy.endpoint,
+      AWS_EC2_METADATA_SERVICE_ENDPOINT: instance.imdsEndpoint,
+      // Real Mountpoint against the emulator: its endpoint and path-style on top, no IMDS of its own.
+      ...(o.mountS3.kind === 'stand-in'
+        ? { MOUNTFLEET_MOUNT_S3: STANDIN }
+        : {
+            MOUNTFLEET_MOUNT_S3: emulatorMountS3(dir, o.mountS3.binary, o.proxy.endpoint),
+            AWS_EC2_METADATA_DISABLED: 'true',
+          }),
+      MOUNTFLEET_RUN_DIR: runDir,
+      MOUNTFLEET_SYSTEM_ROOT: systemRootOf(o.workDir, instance.zoneId),
+      MOUNT_S3_STANDIN_BUCKETS: o.bucketsDir,
     },
-  );
+  });
   const played = new PlayedInstance(instance, runDir, child);
   // The mount namespace, and every mount in it, goes away with the last process in it.
   o.onCleanup(`stop the played instance in ${instance.zoneId}`, () => played.stop());

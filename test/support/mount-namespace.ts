@@ -10,9 +10,38 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { REPO_ROOT } from './moto';
 
 const run = promisify(execFile);
+
+/** tsx's loader: `node --import` it to run a TypeScript file. */
+export const TSX_LOADER = `file://${join(REPO_ROOT, 'node_modules/tsx/dist/loader.mjs')}`;
+
+/**
+ * Arguments for `unshare` that run a TypeScript file (through tsx) in a private mount namespace of its own;
+ * `unshareFlags` go before the command (e.g. a PID namespace as well).
+ */
+export function unshareTsxArgs(
+  script: string,
+  args: readonly string[],
+  unshareFlags: readonly string[] = [],
+): string[] {
+  return [
+    '--mount',
+    '--propagation',
+    'private',
+    ...unshareFlags,
+    '--',
+    process.execPath,
+    '--no-warnings',
+    '--import',
+    TSX_LOADER,
+    script,
+    ...args,
+  ];
+}
 
 export interface RunResult {
   readonly code: number;

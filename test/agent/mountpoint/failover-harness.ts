@@ -15,10 +15,10 @@ import { CLI_BUNDLE } from '../../support/cli';
 import { FaultProxy } from '../../support/fault-proxy';
 import { ImdsStandIn } from '../../support/imds';
 import { REPO_ROOT } from '../../support/moto';
+import { unshareTsxArgs } from '../../support/mount-namespace';
 
 export const STANDIN = join(REPO_ROOT, 'test/support/mount-s3-standin/mount-s3-standin');
 export const EXPRESS_BUCKET = 'cache--use1-az4--x-s3';
-const TSX_LOADER = `file://${join(REPO_ROOT, 'node_modules/tsx/dist/loader.mjs')}`;
 
 export interface FailoverOptions {
   readonly motoEndpoint: string;
@@ -103,21 +103,12 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverRes
   const standbyFirst = options.darkAtStart || options.expressStartFailsOnce;
   const child = spawn(
     'unshare',
-    [
-      '-m',
-      '--propagation',
-      'private',
-      '--',
-      process.execPath,
-      '--no-warnings',
-      '--import',
-      TSX_LOADER,
-      join(__dirname, 'failover-scenario.ts'),
+    unshareTsxArgs(join(__dirname, 'failover-scenario.ts'), [
       CLI_BUNDLE,
       configPath,
       userPath,
       'shard-0000.tar',
-    ],
+    ]),
     {
       stdio: ['pipe', 'pipe', 'pipe'],
       env: {

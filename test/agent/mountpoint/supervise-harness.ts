@@ -11,9 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { s3Client } from '../../../core/aws';
 import { CLI_BUNDLE } from '../../support/cli';
-import { REPO_ROOT } from '../../support/moto';
-
-export const TSX_LOADER = `file://${join(REPO_ROOT, 'node_modules/tsx/dist/loader.mjs')}`;
+import { unshareTsxArgs } from '../../support/mount-namespace';
 
 export interface ScenarioMount {
   readonly bucket: string;
@@ -143,22 +141,7 @@ export function inPrivateNamespace(
   return new Promise((resolve, reject) => {
     const child = spawn(
       'unshare',
-      [
-        '--mount',
-        '--propagation',
-        'private',
-        '--pid',
-        '--fork',
-        '--kill-child',
-        '--mount-proc',
-        '--',
-        process.execPath,
-        '--no-warnings',
-        '--import',
-        TSX_LOADER,
-        script,
-        ...args,
-      ],
+      unshareTsxArgs(script, args, ['--pid', '--fork', '--kill-child', '--mount-proc']),
       { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } },
     );
     const timer = setTimeout(() => child.kill('SIGKILL'), SCENARIO_TIMEOUT_MS);
