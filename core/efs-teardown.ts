@@ -19,6 +19,7 @@ import {
 import { backoffDelay, systemClock, type Clock } from './clock';
 import { errorName, errorText } from './errors';
 import { TAG_TEARDOWN_STARTED_AT } from './tags';
+import { abortAfter } from './abort';
 
 export interface TeardownOptions {
   /**
@@ -117,12 +118,7 @@ export async function teardownFileSystem(
 
   // A fresh bound for every call; the caller's signal still cuts any of them off.
   const callSignal = () =>
-    options.callTimeoutMs === undefined
-      ? options.signal
-      : AbortSignal.any([
-          ...(options.signal ? [options.signal] : []),
-          AbortSignal.timeout(options.callTimeoutMs),
-        ]);
+    options.callTimeoutMs === undefined ? options.signal : abortAfter(options.callTimeoutMs, options.signal);
   const targets = options.mountTargets ?? (await listMountTargets(efs, fileSystemId, callSignal()));
   if (targets === 'gone') return { status: 'already-gone', mountTargetsDeleted };
 

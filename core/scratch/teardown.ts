@@ -17,6 +17,7 @@ import type { TerminationNotice } from '../termination-watch';
 import { unmount } from './mount';
 import { creationToken } from './naming';
 import { findFileSystemByToken } from './provision';
+import { abortAfter } from '../abort';
 
 /** What teardown needs to know of the run. */
 export interface TeardownRequest {
@@ -54,7 +55,7 @@ function answeredByService(err: unknown): boolean {
   );
 }
 
-/** A call abandoned by an AbortSignal.timeout (the SDK passes the abort on as an AbortError). */
+/** A call abandoned at its time bound (the SDK passes the abort on as an AbortError). */
 function isTimeout(err: unknown): boolean {
   const name = errorName(err);
   return name === 'AbortError' || name === 'TimeoutError';
@@ -131,8 +132,8 @@ export async function tearDown(
   for (let attempt = 0; clock.now() < giveUpAt(); attempt++) {
     // Cut off at the bound, and every call after unreachableTimeoutMs: the SDK's own retries against a
     // black hole (socket timeouts times attempts) would take minutes.
-    const bound = AbortSignal.timeout(Math.max(1, giveUpAt() - clock.now()));
-    const callBound = () => AbortSignal.any([bound, AbortSignal.timeout(unreachableTimeoutMs)]);
+    const bound = abortAfter(Math.max(1, giveUpAt() - clock.now()));
+    const callBound = () => abortAfter(unreachableTimeoutMs, bound);
     try {
       if (fileSystemId === undefined) {
         const found = await findFileSystemByToken(
