@@ -132,13 +132,14 @@ describe('expected bucket owner', () => {
     expect(mounts[0].expectedBucketOwner).toBe('<Ref:AWS::AccountId>');
   });
 
-  test('a bucket imported with its account, and a stack with a literal account', () => {
+  test('a bucket imported with its own account, beside one of the stack account', () => {
     const app = fastApp();
-    const stack = new Stack(app, 'Pinned', { env: { account: '123456789012', region: 'us-east-1' } });
+    // The stack's account is a token here, so the documentation account can stand for the other one.
+    const stack = new Stack(app, 'Pinned', { env: { region: 'us-east-1' } });
     const network = new FleetNetwork(stack, 'Network', { azIds: ['use1-az4'] });
     const shared = s3.Bucket.fromBucketAttributes(stack, 'Shared', {
       bucketName: 'shared-datasets',
-      account: '210987654321',
+      account: '123456789012',
     });
     const own = s3.Bucket.fromBucketName(stack, 'Own', 'own-datasets');
     new ComputeFleet(stack, 'Fleet', {
@@ -152,7 +153,7 @@ describe('expected bucket owner', () => {
     const { mounts } = agentJsonOf(Template.fromStack(stack)) as {
       mounts: Array<{ expectedBucketOwner?: string }>;
     };
-    expect(mounts.map((m) => m.expectedBucketOwner)).toEqual(['210987654321', '123456789012']);
+    expect(mounts.map((m) => m.expectedBucketOwner)).toEqual(['123456789012', '<Ref:AWS::AccountId>']);
   });
 
   test('the schema check at synth still works in an env-agnostic stack (the account is a token there)', () => {
@@ -178,10 +179,9 @@ describe('expected bucket owner', () => {
   test('bundled app: a mount names its bucket owner when the bucket is in another account', () => {
     const [config] = resolveAppConfig(
       {
-        account: '123456789012',
         fleet: {
           mounts: [
-            { bucket: 'open-data', path: '/mnt/open', bucketOwner: '210987654321' },
+            { bucket: 'open-data', path: '/mnt/open', bucketOwner: '123456789012' },
             { bucket: 'own-data', path: '/mnt/own' },
           ],
         },
@@ -192,7 +192,8 @@ describe('expected bucket owner', () => {
     const { mounts } = agentJsonOf(Template.fromStack(stack)) as {
       mounts: Array<{ expectedBucketOwner?: string }>;
     };
-    expect(mounts.map((m) => m.expectedBucketOwner)).toEqual(['210987654321', '123456789012']);
+    // No account in the config: the stack deploys to the caller's account (a token at synth).
+    expect(mounts.map((m) => m.expectedBucketOwner)).toEqual(['123456789012', '<Ref:AWS::AccountId>']);
     expect(() =>
       resolveAppConfig(
         { fleet: { mounts: [{ bucket: 'x-data', path: '/mnt/x', bucketOwner: '42' }] } },
