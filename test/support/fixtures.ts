@@ -12,6 +12,7 @@ import {
   type EFSClient,
   type Tag,
 } from '@aws-sdk/client-efs';
+import { parseAgentConfig, type AgentConfig } from '../../core/config';
 import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE } from '../../core/tags';
 
 export interface TestSubnet {
@@ -94,4 +95,37 @@ export async function createScratchFileSystem(
     );
   }
   return fs.FileSystemId!;
+}
+
+/**
+ * An agent config with one mount of each kind a tuning profile distinguishes (read-write mutable without a
+ * cache, read-write immutable with metadata only, read-only mutable with local and Express caches), in
+ * eu-west-1 with an Express bucket in euw1-az1 only.
+ */
+export function mixedMountsConfig(): AgentConfig {
+  return parseAgentConfig({
+    version: 1,
+    fleetId: 'mixed',
+    region: 'eu-west-1',
+    mounts: [
+      {
+        bucket: 'outputs',
+        prefix: 'runs/',
+        path: '/mnt/out',
+        access: 'read-write',
+        dataset: 'mutable',
+        cache: 'none',
+      },
+      {
+        bucket: 'logs',
+        prefix: 'raw/',
+        path: '/mnt/logs',
+        access: 'read-write',
+        dataset: 'immutable',
+        cache: 'metadata',
+      },
+      { bucket: 'features', path: '/mnt/features', dataset: 'mutable', cache: 'local+express' },
+    ],
+    expressCache: { buckets: { 'euw1-az1': 'cache--euw1-az1--x-s3' } },
+  });
 }

@@ -25,6 +25,7 @@ import { answerExpressCreateSession } from './express-session-standin';
 import { FaultProxy } from './fault-proxy';
 import { MountNamespace } from './mount-namespace';
 import { realMountpoint } from './real-mountpoint';
+import { mixedMountsConfig } from './fixtures';
 
 const mountpoint = realMountpoint();
 const skip = 'skip' in mountpoint ? mountpoint.skip : undefined;
@@ -341,31 +342,7 @@ describeReal('mounted in a private mount namespace', () => {
   });
 
   describe('every command line the agent renders, per tuning profile, starts and serves', () => {
-    const mixed = parseAgentConfig({
-      version: 1,
-      fleetId: 'mixed',
-      region: 'eu-west-1',
-      mounts: [
-        {
-          bucket: 'outputs',
-          prefix: 'runs/',
-          path: '/mnt/out',
-          access: 'read-write',
-          dataset: 'mutable',
-          cache: 'none',
-        },
-        {
-          bucket: 'logs',
-          prefix: 'raw/',
-          path: '/mnt/logs',
-          access: 'read-write',
-          dataset: 'immutable',
-          cache: 'metadata',
-        },
-        { bucket: 'features', path: '/mnt/features', dataset: 'mutable', cache: 'local+express' },
-      ],
-      expressCache: { buckets: { 'euw1-az1': 'cache--euw1-az1--x-s3' } },
-    });
+    const mixed = mixedMountsConfig();
     const pinned120 = parseAgentConfig({
       version: 1,
       fleetId: 'old',

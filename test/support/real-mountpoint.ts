@@ -46,3 +46,20 @@ export function emulatorMountS3(dir: string, binary: string, endpoint: string): 
   );
   return wrapper;
 }
+
+/**
+ * For a jest file whose tests need the real Mountpoint: the binary (empty when there is none), `it` that
+ * skips every test then, and one skipped test that says why (so the report shows the reason).
+ */
+export function realMountpointForTests(): {
+  readonly binary: string;
+  readonly it: jest.It;
+  readonly skip?: string;
+} {
+  const mountpoint = realMountpoint();
+  if ('skip' in mountpoint) {
+    test.skip(`(skipped: ${mountpoint.skip})`, () => undefined);
+    return { binary: '', it: test.skip, skip: mountpoint.skip };
+  }
+  return { binary: mountpoint.binary, it: test };
+}

@@ -4,15 +4,11 @@
  * kill -9 and restart, a restart that keeps failing, and `down`. One scenario run; each test checks a part.
  */
 import { emulatorEndpoint, useEmulator } from '../../support/emulator';
-import { realMountpoint } from '../../support/real-mountpoint';
+import { realMountpointForTests } from '../../support/real-mountpoint';
 import { runSupervise, type SuperviseRun } from './supervise-harness';
 
 useEmulator();
-const mountpoint = realMountpoint();
-const skip = 'skip' in mountpoint ? mountpoint.skip : undefined;
-const binary = 'binary' in mountpoint ? mountpoint.binary : '';
-const it = skip ? test.skip : test;
-if (skip) test.skip(`(skipped: ${skip})`, () => undefined);
+const { binary, it, skip } = realMountpointForTests();
 
 let run: SuperviseRun;
 beforeAll(async () => {

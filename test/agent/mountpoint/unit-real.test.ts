@@ -15,14 +15,10 @@ import { FALLBACK_INSTANCE_TYPES } from '../../../core/mountpoint/instance-types
 import { renderMountUnit } from '../../../core/mountpoint/systemd';
 import { planMounts } from '../../../core/mountpoint/tuning';
 import { emulatorEndpoint, useEmulator } from '../../support/emulator';
-import { emulatorMountS3, realMountpoint } from '../../support/real-mountpoint';
+import { emulatorMountS3, realMountpointForTests } from '../../support/real-mountpoint';
 
 useEmulator();
-const mountpoint = realMountpoint();
-const skip = 'skip' in mountpoint ? mountpoint.skip : undefined;
-const binary = 'binary' in mountpoint ? mountpoint.binary : '';
-const it = skip ? test.skip : test;
-if (skip) test.skip(`(skipped: ${skip})`, () => undefined);
+const { binary, it } = realMountpointForTests();
 
 let dir: string;
 beforeEach(() => {

@@ -12,6 +12,7 @@ import {
 } from '../../../core/mountpoint/tuning';
 import { useEmulator } from '../../support/emulator';
 import { parseArgs } from '../../support/mount-s3-standin/cli-spec';
+import { mixedMountsConfig } from '../../support/fixtures';
 
 useEmulator();
 
@@ -211,31 +212,7 @@ test('facts come from ec2:DescribeInstanceTypes when it answers (moto)', async (
 });
 
 test('read-write and mutable mounts, throughput split over the host, no Express bucket in this zone', async () => {
-  const config = parseAgentConfig({
-    version: 1,
-    fleetId: 'mixed',
-    region: 'eu-west-1',
-    mounts: [
-      {
-        bucket: 'outputs',
-        prefix: 'runs/',
-        path: '/mnt/out',
-        access: 'read-write',
-        dataset: 'mutable',
-        cache: 'none',
-      },
-      {
-        bucket: 'logs',
-        prefix: 'raw/',
-        path: '/mnt/logs',
-        access: 'read-write',
-        dataset: 'immutable',
-        cache: 'metadata',
-      },
-      { bucket: 'features', path: '/mnt/features', dataset: 'mutable', cache: 'local+express' },
-    ],
-    expressCache: { buckets: { 'euw1-az1': 'cache--euw1-az1--x-s3' } },
-  });
+  const config = mixedMountsConfig();
   const report = await tuneForInstanceType({ instanceType: 'c6i.4xlarge', config, azId: 'euw1-az3' });
   expectValidFor1240(report);
   const [out, logs, features] = report.plan.mounts.map((m) => m.processes[0].args);
