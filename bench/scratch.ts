@@ -81,7 +81,6 @@ async function main() {
       const started = performance.now();
       const result = await runScratchJob({
         efs,
-        ec2: ec2Client(),
         placement: imds.values,
         fleetId: 'bench',
         jobId: `lifecycle-${i}`,

@@ -17,7 +17,7 @@ import {
   type MountTargetDescription,
 } from '@aws-sdk/client-efs';
 import { backoffDelay, systemClock, type Clock } from './clock';
-import { errorName, errorText } from './errors';
+import { errorName, errorText, undefinedIfNotFound } from './errors';
 import { TAG_TEARDOWN_STARTED_AT } from './tags';
 import { abortAfter } from './abort';
 
@@ -92,15 +92,13 @@ export async function listMountTargets(
   fileSystemId: string,
   abortSignal?: AbortSignal,
 ): Promise<MountTargetDescription[] | 'gone'> {
-  try {
+  const targets = await undefinedIfNotFound('FileSystemNotFound', async () => {
     const out = await efs.send(new DescribeMountTargetsCommand({ FileSystemId: fileSystemId }), {
       abortSignal,
     });
     return (out.MountTargets ?? []).filter((mt) => mt.LifeCycleState !== 'deleted');
-  } catch (err) {
-    if (errorName(err) === 'FileSystemNotFound') return 'gone';
-    throw err;
-  }
+  });
+  return targets ?? 'gone';
 }
 
 /** Deletes the mount targets, waits (bounded) until none remain, then deletes the file system. */

@@ -7,7 +7,7 @@ import { EXIT_USAGE, parsePositive, parseWholeNumber, UsageError } from '../args
 import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
 import type { RegisterCommand } from '../command';
 import { printJson } from '../output';
-import { ec2Client, efsClient } from '../../core/aws';
+import { efsClient } from '../../core/aws';
 import { metadataService, readInstanceIdentity } from '../../core/imds';
 import {
   deleteScratchFileSystem,
@@ -17,14 +17,9 @@ import {
 import { EXIT_IN_USE, runScratchJob, MAX_SPOT_POLL_MS } from '../../core/scratch/lifecycle';
 import type { StopReason } from '../../core/scratch/supervise';
 import { generateJobId, jobIdProblem } from '../../core/scratch/naming';
-import {
-  burstCreditPreflight,
-  mountPreflightProblem,
-  parseBytes,
-  rootProblem,
-} from '../../core/scratch/preflight';
+import { burstCreditPreflight, parseBytes } from '../../core/scratch/preflight';
+import { prepareLocalRun, type LocalSetup } from '../../core/scratch/local-setup';
 import { ScratchInUseError } from '../../core/scratch/setup-errors';
-import { holdJobAndPath } from '../../core/scratch/run-locks';
 import { terminationNoticeReader } from '../../core/termination-watch';
 import { registerScratchRun } from '../../core/scratch/registry';
 import { agentPaths } from '../../core/mountpoint/paths';
@@ -109,7 +104,6 @@ async function run(command: string[], opts: RunOptions): Promise<number> {
 
   const config = loadOptionalAgentConfig(opts.config);
   const fleetId = resolveFleetId(opts.fleet, config);
-  const path = resolveScratchPath(opts.path, config);
   const mountHelper = process.env.MOUNTFLEET_EFS_MOUNT_HELPER || undefined;
 
   const stop = new AbortController();
@@ -125,21 +119,19 @@ async function run(command: string[], opts: RunOptions): Promise<number> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  let release = () => undefined as void;
+  let local: LocalSetup | undefined;
   let unregister = () => undefined as void;
   try {
-    // Local first, in this order: root, the locks (so a second run is told what holds the job or path, not
-    // that the path is mounted), then the mount helper and the path; IMDS and AWS only after all of them.
-    const notRoot = rootProblem();
-    if (notRoot !== undefined) throw new ScratchSettingsError(notRoot);
-    const lockRequest = { runDir: agentPaths().runDir, fleetId, jobId, path, signal: stop.signal };
     try {
-      release = await holdJobAndPath({ ...lockRequest, waitSeconds: 0 }).catch(async (err: unknown) => {
-        if (!(err instanceof ScratchInUseError) || waitLockSeconds === 0) throw err;
-        say(
-          `${err.message}: waiting${waitLockSeconds === undefined ? '' : ` (at most ${waitLockSeconds} s)`}`,
-        );
-        return holdJobAndPath({ ...lockRequest, waitSeconds: waitLockSeconds });
+      local = await prepareLocalRun({
+        runDir: agentPaths().runDir,
+        fleetId,
+        jobId,
+        path: resolveScratchPath(opts.path, config),
+        waitLockSeconds,
+        mountHelper,
+        signal: stop.signal,
+        log: say,
       });
     } catch (err) {
       if (!(err instanceof ScratchInUseError)) throw err;
@@ -147,8 +139,6 @@ async function run(command: string[], opts: RunOptions): Promise<number> {
       say(stop.signal.aborted ? `stopped while waiting: ${err.message}` : `refusing: ${err.message}${hint}`);
       return EXIT_IN_USE;
     }
-    const mountProblem = mountPreflightProblem({ path, mountHelper });
-    if (mountProblem !== undefined) throw new ScratchSettingsError(mountProblem);
 
     const imds = metadataService({ timeoutMs: 1000, budgetMs: IMDS_BUDGET_MS, signal: stop.signal });
     let identity;
@@ -168,14 +158,13 @@ async function run(command: string[], opts: RunOptions): Promise<number> {
         fleet: fleetId,
         subnet: opts.subnet,
         securityGroup: opts.securityGroup,
-        path,
+        path: local.path,
         teardownGraceSeconds,
       },
       config,
       identity.availabilityZoneId,
     );
-    if (opts.job === undefined)
-      say(`job id ${jobId} (pass --job ${jobId} to re-run it on the same file system)`);
+    if (opts.job === undefined) say(`job id ${jobId}`);
 
     // So that `mountfleet up` waits for this teardown before it lets Auto Scaling terminate the instance.
     try {
@@ -185,12 +174,13 @@ async function run(command: string[], opts: RunOptions): Promise<number> {
         `cannot record this run for the agent (${(err as Error).message}): an Auto Scaling termination will not wait for it`,
       );
     }
-    const clientOptions = { region: identity.region, maxAttempts: SCRATCH_MAX_ATTEMPTS };
     const result = await runScratchJob({
-      efs: efsClient(clientOptions),
-      ec2: ec2Client(clientOptions),
+      efs: efsClient({ region: identity.region, maxAttempts: SCRATCH_MAX_ATTEMPTS }),
       placement: identity,
       ...settings,
+      path: local.path,
+      createdDirectory: local.createdDirectory,
+      lockFds: local.locks.fds,
       jobId,
       command: command[0],
       args: command.slice(1),
@@ -203,7 +193,7 @@ async function run(command: string[], opts: RunOptions): Promise<number> {
     return result.exitStatus;
   } finally {
     unregister();
-    release();
+    local?.locks.release();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
@@ -310,7 +300,7 @@ export const register: RegisterCommand = (program, ctx) => {
     .argument('<command...>', 'the job to run (put it after --)')
     .option(
       '--job <id>',
-      'job id (also in the CreationToken: a re-run with the same id reuses its file system); generated when unset',
+      'job id (a tag; every run, re-runs too, gets a file system of its own); generated when unset',
     )
     .option('--path <dir>', 'where to mount (default: agent.json scratch.path, else /mnt/scratch)')
     .option('--fleet <id>', 'fleet id (default: agent.json)')

@@ -1,17 +1,16 @@
 /**
  * `mountfleet scratch run`: create → wait → mount target → mount → run CMD → always tear down.
  *
- * Whatever happens after the first AWS call — CMD fails, SIGINT/SIGTERM, a Spot interruption notice or
- * Auto Scaling terminating the instance, an AWS error, a mount failure — the run ends in teardown: unmount (lazily if still busy), then delete the
- * mount target, wait until none remain, delete the file system. Teardown touches only what this run made
- * or adopted: the file system it created or reused (never one it refused), the mount it made, the
- * directories it created. It looks the file system up by its CreationToken only when the create call got
- * no clear answer, so an interrupted create cannot leak. If teardown
- * cannot finish in its time bound, the run says so and fails; the file system keeps its tags and the
- * reaper deletes it later.
+ * One run, one file system: the run creates a file system of its own (its CreationToken names the run, see
+ * naming.ts) and no other run ever mounts, adopts or deletes it. Whatever happens after the first AWS call —
+ * CMD fails, SIGINT/SIGTERM, a Spot interruption notice or Auto Scaling terminating the instance, an AWS
+ * error, a mount failure — the run ends in teardown: unmount (lazily if still busy), then delete the mount
+ * target, wait until none remain, delete the file system. Teardown touches only what this run made: its file
+ * system, its mount, the directories it created. If the runner itself is killed, a watcher stops the job and
+ * unmounts (runner-watch.ts) and the reaper deletes the file system. If teardown cannot finish in its time
+ * bound, the run says so and fails; the file system keeps its tags and the reaper deletes it later.
  */
 import { mkdirSync } from 'node:fs';
-import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { EFSClient } from '@aws-sdk/client-efs';
 import { systemClock, type Clock } from '../clock';
 import {
@@ -23,9 +22,11 @@ import {
 import { signalNumber, startJob, systemdScopeFor, type JobExit } from './job';
 import { isMounted, mountFileSystem, topMountAt } from './mount';
 import { ensureMountTarget, waitForMountTarget } from './mount-target';
+import { generateRunId } from './naming';
 import type { WaitOptions } from './poll';
-import { ensureFileSystem, waitForFileSystem } from './provision';
-import { CreateOutcomeUnknown, ScratchInterrupted, ScratchInUseError } from './setup-errors';
+import { createFileSystem, waitForFileSystem } from './provision';
+import { watchRunner } from './runner-watch';
+import { CreateOutcomeUnknown, ScratchInterrupted } from './setup-errors';
 import { stopProcessGroup, superviseJob, type StopReason } from './supervise';
 import {
   reportTeardown,
@@ -49,12 +50,17 @@ export interface InstancePlacement {
 export const MAX_SPOT_POLL_MS = TERMINATION_POLL_MS;
 export interface ScratchRunRequest {
   readonly efs: EFSClient;
-  /** Tells whether the owner of a file system this run would reuse is still running. */
-  readonly ec2: EC2Client;
   readonly placement: InstancePlacement;
   readonly fleetId: string;
   readonly jobId: string;
+  /** This run's id: its CreationToken and `mountfleet:run` tag. @default a new one (naming.ts generateRunId) */
+  readonly runId?: string;
+  /** Where to mount: a resolved path that is no mount point (local-setup.ts prepares it). */
   readonly path: string;
+  /** The outermost directory the caller created for the path: teardown removes it again. */
+  readonly createdDirectory?: string;
+  /** Descriptors of the run's locks: the runner watcher holds them while it cleans up after a dead runner. */
+  readonly lockFds?: readonly number[];
   readonly subnetId: string;
   readonly securityGroupId: string;
   readonly kmsKeyId?: string;
@@ -91,8 +97,8 @@ export interface ScratchRunResult {
   readonly stoppedBy?: StopReason;
   /** Why setup failed, when it did (CMD did not run then). */
   readonly setupError?: string;
+  readonly runId: string;
   readonly fileSystemId?: string;
-  readonly reused: boolean;
   readonly teardown: TeardownResult;
 }
 
@@ -106,155 +112,211 @@ function retriesOf(err: unknown): string {
 
 /** Exit status when setup or teardown failed and CMD's status says nothing about it. */
 export const EXIT_SCRATCH_FAILED = 1;
-/** Exit status when another run holds the job id or the path, or another instance owns the job's file system (EX_TEMPFAIL). */
+/** Exit status when another run on this instance holds the job id or the path (EX_TEMPFAIL). */
 export const EXIT_IN_USE = 75;
 
 export async function runScratchJob(request: ScratchRunRequest): Promise<ScratchRunResult> {
   const clock = request.clock ?? systemClock;
   const log = request.log ?? (() => undefined);
-  const phase = (p: Phase, message: string) => log(`[${p}] ${message}`);
+  const runId = request.runId ?? generateRunId(clock.now());
+  const stops = watchForStops(request, clock, log);
+  const waitOptions: WaitOptions = {
+    ...request.waits,
+    clock,
+    signal: stops.signal,
+    onProgress: (m) => log(m),
+  };
+  // What this run made, and therefore what teardown may undo.
+  const made: RunResources = {
+    createOutcomeUnknown: false,
+    firstCreatedDirectory: request.createdDirectory,
+  };
+  let job: JobExit | undefined;
+  let setupError: string | undefined;
+  try {
+    const mountTargetIp = await provision(request, runId, made, waitOptions, log);
+    if (stops.signal.aborted) throw new ScratchInterrupted();
+    await mountScratch(request, made, mountTargetIp, stops.signal, log);
+    if (stops.signal.aborted) throw new ScratchInterrupted();
+    job = await runJob(request, made, stops.signal, clock, log);
+  } catch (err) {
+    if (err instanceof CreateOutcomeUnknown) made.createOutcomeUnknown = true;
+    // A call or helper cut off by the stop request is the interruption itself, not a setup failure.
+    if (!(err instanceof ScratchInterrupted) && !stops.signal.aborted) {
+      setupError = `${(err as Error).message}${retriesOf(err)}`;
+      log(`setup failed: ${setupError}`);
+    }
+  }
+  const terminationNotice = await stops.finish();
 
-  // One "stop" for the whole run: the caller's signal or a termination notice, whichever comes first.
+  const stoppedBy = stops.signal.aborted ? (stops.signal.reason as StopReason) : undefined;
+  const { fileSystemId } = made;
+  log(`[tearing-down] ${fileSystemId ? `${fileSystemId} of job ${request.jobId}` : `job ${request.jobId}`}`);
+  const teardownTimeoutMs = teardownBudgetMs(request.teardownTimeoutMs ?? 180_000, terminationNotice, clock);
+  const teardown = await tearDown({ ...request, runId }, made, teardownTimeoutMs, clock, log);
+  reportTeardown(teardown, { ...request, runId }, log);
+
+  return {
+    exitStatus: exitStatusOf(job, stoppedBy, setupError, teardown),
+    job,
+    stoppedBy,
+    setupError,
+    runId,
+    fileSystemId: fileSystemId ?? (teardown.status !== 'nothing-created' ? teardown.fileSystemId : undefined),
+    teardown,
+  };
+}
+
+/** One "stop" for the whole run: the caller's signal or a termination notice, whichever comes first. */
+function watchForStops(request: ScratchRunRequest, clock: Clock, log: (line: string) => void) {
   const stop = new AbortController();
   const onExternalStop = () => stop.abort(request.stopSignal?.reason as StopReason);
   if (request.stopSignal?.aborted) onExternalStop();
   request.stopSignal?.addEventListener('abort', onExternalStop, { once: true });
-  let terminationNotice: TerminationNotice | undefined;
-  const terminationWatch = new AbortController();
-  const terminationWatcher = request.readTerminationNotice
+  let notice: TerminationNotice | undefined;
+  const watching = new AbortController();
+  const watcher = request.readTerminationNotice
     ? watchForTermination(request.readTerminationNotice, {
         clock,
         pollMs: Math.min(request.terminationPollMs ?? MAX_SPOT_POLL_MS, MAX_SPOT_POLL_MS),
-        signal: AbortSignal.any([terminationWatch.signal, stop.signal]),
+        signal: AbortSignal.any([watching.signal, stop.signal]),
         log,
-      }).then((notice) => {
-        if (notice && !stop.signal.aborted) {
-          terminationNotice = notice;
-          log(`${describeTermination(notice)}; stopping the job`);
-          stop.abort(notice.source satisfies StopReason);
+      }).then((seen) => {
+        if (seen && !stop.signal.aborted) {
+          notice = seen;
+          log(`${describeTermination(seen)}; stopping the job`);
+          stop.abort(seen.source satisfies StopReason);
         }
       })
     : Promise.resolve();
-
-  const waitOptions: WaitOptions = {
-    ...request.waits,
-    clock,
+  return {
     signal: stop.signal,
-    onProgress: (m) => log(m),
+    /** Stops watching; resolves with the termination notice that stopped the run, if one did. */
+    async finish(): Promise<TerminationNotice | undefined> {
+      watching.abort();
+      request.stopSignal?.removeEventListener('abort', onExternalStop);
+      await watcher;
+      return notice;
+    },
   };
-  // What this run made or adopted, and therefore what teardown may undo.
-  const made: RunResources = { createOutcomeUnknown: false };
-  let reused = false;
-  let job: JobExit | undefined;
-  let setupError: string | undefined;
-  let inUse = false;
+}
 
+/** Creates the run's file system and mount target and waits until both are usable; returns the target's IP. */
+async function provision(
+  request: ScratchRunRequest,
+  runId: string,
+  made: RunResources,
+  waitOptions: WaitOptions,
+  log: (line: string) => void,
+): Promise<string> {
+  const { placement } = request;
+  log(
+    `[creating] file system for job ${request.jobId} (run ${runId}) of fleet ${request.fleetId} in ${placement.availabilityZone} (${placement.availabilityZoneId})`,
+  );
+  const created = await createFileSystem(
+    request.efs,
+    {
+      fleetId: request.fleetId,
+      jobId: request.jobId,
+      runId,
+      ownerInstanceId: placement.instanceId,
+      availabilityZoneName: placement.availabilityZone,
+      kmsKeyId: request.kmsKeyId,
+    },
+    waitOptions,
+  );
+  const fileSystemId = created.FileSystemId!;
+  made.fileSystemId = fileSystemId;
+  log(`created file system ${fileSystemId}`);
+
+  log(`[waiting] for ${fileSystemId} to become available`);
+  if (created.LifeCycleState !== 'available') await waitForFileSystem(request.efs, fileSystemId, waitOptions);
+  log(`${fileSystemId} is available`);
+
+  log(`[mount-target] in ${request.subnetId} with security group ${request.securityGroupId}`);
+  const ensured = await ensureMountTarget(
+    request.efs,
+    fileSystemId,
+    { subnetId: request.subnetId, securityGroupId: request.securityGroupId },
+    waitOptions,
+  );
+  const mountTarget = await waitForMountTarget(request.efs, ensured.mountTarget, waitOptions);
+  log(`${ensured.reused ? 'found' : 'created'} mount target ${mountTarget.MountTargetId} at ${mountTarget.IpAddress}`);
+  return mountTarget.IpAddress;
+}
+
+async function mountScratch(
+  request: ScratchRunRequest,
+  made: RunResources,
+  mountTargetIp: string,
+  stop: AbortSignal,
+  log: (line: string) => void,
+): Promise<void> {
+  const fileSystemId = made.fileSystemId!;
+  log(`[mounting] ${fileSystemId} at ${request.path} (tls, mounttargetip=${mountTargetIp})`);
+  if (isMounted(request.path)) {
+    throw new Error(
+      `${request.path} is already a mount point: unmount it (umount -l ${request.path}) or pass another --path`,
+    );
+  }
+  // The caller normally created the path before any AWS call (local-setup.ts); a library caller may not have.
+  made.firstCreatedDirectory ??= mkdirSync(request.path, { recursive: true });
   try {
-    phase(
-      'creating',
-      `file system for job ${request.jobId} of fleet ${request.fleetId} in ${request.placement.availabilityZone} (${request.placement.availabilityZoneId})`,
-    );
-    const ensured = await ensureFileSystem(
-      request.efs,
-      request.ec2,
-      {
-        fleetId: request.fleetId,
-        jobId: request.jobId,
-        ownerInstanceId: request.placement.instanceId,
-        availabilityZoneName: request.placement.availabilityZone,
-        kmsKeyId: request.kmsKeyId,
-      },
-      waitOptions,
-    );
-    const fileSystemId = ensured.fileSystem.FileSystemId!;
-    made.fileSystemId = fileSystemId;
-    reused = ensured.reused;
-    log(`${reused ? 'reusing' : 'created'} file system ${fileSystemId}`);
-
-    phase('waiting', `for ${fileSystemId} to become available`);
-    if (ensured.fileSystem.LifeCycleState !== 'available') {
-      await waitForFileSystem(request.efs, fileSystemId, waitOptions);
-    }
-    log(`${fileSystemId} is available`);
-
-    phase('mount-target', `in ${request.subnetId} with security group ${request.securityGroupId}`);
-    const ensuredTarget = await ensureMountTarget(
-      request.efs,
+    await mountFileSystem({
       fileSystemId,
-      { subnetId: request.subnetId, securityGroupId: request.securityGroupId },
-      waitOptions,
-    );
-    const mountTarget = await waitForMountTarget(request.efs, ensuredTarget.mountTarget, waitOptions);
-    log(
-      `${ensuredTarget.reused ? 'reusing' : 'created'} mount target ${mountTarget.MountTargetId} at ${mountTarget.IpAddress}`,
-    );
-
-    if (stop.signal.aborted) throw new ScratchInterrupted();
-    phase('mounting', `${fileSystemId} at ${request.path} (tls, mounttargetip=${mountTarget.IpAddress})`);
-    if (isMounted(request.path)) {
-      throw new Error(
-        `${request.path} is already a mount point: unmount it (umount -l ${request.path}) or pass another --path`,
-      );
-    }
-    made.firstCreatedDirectory = mkdirSync(request.path, { recursive: true });
-    try {
-      await mountFileSystem({
-        fileSystemId,
-        path: request.path,
-        mountTargetIp: mountTarget.IpAddress,
-        helper: request.mountHelper,
-        signal: stop.signal,
-      });
-    } finally {
-      // The path was no mount point a moment ago and the caller holds its lock, so the mount on top now,
-      // even after a helper that failed half-way or was killed, is ours: teardown unmounts that one only.
-      made.mount = topMountAt(request.path);
-    }
-
-    if (stop.signal.aborted) throw new ScratchInterrupted();
-    phase('running', [request.command, ...request.args].join(' '));
-    const running = startJob(request.command, request.args, {
-      env: {
-        ...(request.env ?? process.env),
-        MOUNTFLEET_SCRATCH: request.path,
-        MOUNTFLEET_JOB: request.jobId,
-      },
-      scope: systemdScopeFor(request.fleetId, request.jobId),
+      path: request.path,
+      mountTargetIp,
+      helper: request.mountHelper,
+      signal: stop,
     });
-    job = await superviseJob(running, stop.signal, request.teardownGraceSeconds, clock, log);
+  } finally {
+    // The path was no mount point a moment ago and the caller holds its lock, so the mount on top now,
+    // even after a helper that failed half-way or was killed, is ours: teardown unmounts that one only.
+    made.mount = topMountAt(request.path);
+  }
+}
+
+/**
+ * Runs CMD on the mounted scratch, passes stops on, and stops whatever it leaves behind; a watcher stands
+ * in for this process if it dies meanwhile (runner-watch.ts).
+ */
+async function runJob(
+  request: ScratchRunRequest,
+  made: RunResources,
+  stop: AbortSignal,
+  clock: Clock,
+  log: (line: string) => void,
+): Promise<JobExit> {
+  log(`[running] ${[request.command, ...request.args].join(' ')}`);
+  const scope = systemdScopeFor(request.fleetId, request.jobId);
+  const running = startJob(request.command, request.args, {
+    env: {
+      ...(request.env ?? process.env),
+      MOUNTFLEET_SCRATCH: request.path,
+      MOUNTFLEET_JOB: request.jobId,
+    },
+    scope,
+  });
+  const watch =
+    running.pid === undefined
+      ? undefined
+      : watchRunner({
+          processGroup: running.pid,
+          scope,
+          graceSeconds: request.teardownGraceSeconds,
+          mount: made.mount,
+          lockFds: request.lockFds ?? [],
+          jobId: request.jobId,
+        });
+  try {
+    const job = await superviseJob(running, stop, request.teardownGraceSeconds, clock, log);
     if (job.startError) log(job.startError);
     log(`job exited with status ${job.status}${job.signal ? ` (${job.signal})` : ''}`);
-    await stopProcessGroup(running, stop.signal, request.teardownGraceSeconds, clock, log);
-  } catch (err) {
-    if (err instanceof CreateOutcomeUnknown) made.createOutcomeUnknown = true;
-    if (err instanceof ScratchInUseError) inUse = true;
-    // A call or helper cut off by the stop request is the interruption itself, not a setup failure.
-    if (!(err instanceof ScratchInterrupted) && !stop.signal.aborted) {
-      setupError = `${(err as Error).message}${retriesOf(err)}`;
-      log(`setup failed: ${setupError}`);
-    }
+    await stopProcessGroup(running, stop, request.teardownGraceSeconds, clock, log);
+    return job;
   } finally {
-    terminationWatch.abort();
-    request.stopSignal?.removeEventListener('abort', onExternalStop);
+    watch?.release();
   }
-  await terminationWatcher;
-
-  const stoppedBy = stop.signal.aborted ? (stop.signal.reason as StopReason) : undefined;
-  const { fileSystemId } = made;
-  phase('tearing-down', fileSystemId ? `${fileSystemId} of job ${request.jobId}` : `job ${request.jobId}`);
-  const teardownTimeoutMs = teardownBudgetMs(request.teardownTimeoutMs ?? 180_000, terminationNotice, clock);
-  const teardown = await tearDown(request, made, teardownTimeoutMs, clock, log);
-  reportTeardown(teardown, request, log);
-
-  return {
-    exitStatus: inUse ? EXIT_IN_USE : exitStatusOf(job, stoppedBy, setupError, teardown),
-    job,
-    stoppedBy,
-    setupError,
-    fileSystemId: fileSystemId ?? (teardown.status !== 'nothing-created' ? teardown.fileSystemId : undefined),
-    reused,
-    teardown,
-  };
 }
 
 function exitStatusOf(

@@ -25,9 +25,12 @@ export interface LockOptions {
 }
 
 export type LockResult =
-  | { readonly status: 'held'; release(): void }
+  /** `fd` is the descriptor the lock lives on: a process it is passed to holds the lock too. */
+  | { readonly status: 'held'; readonly fd: number; release(): void }
   /** Someone else holds it; `holder` is what they wrote into the file (may be empty while they write it). */
   | { readonly status: 'busy'; readonly holder: string };
+
+export type HeldLock = Extract<LockResult, { readonly status: 'held' }>;
 
 /** Runs `flock` on `fd`; resolves with its exit status (undefined when aborted). */
 function flockOn(fd: number, args: string[], signal: AbortSignal | undefined): Promise<number | undefined> {
@@ -47,9 +50,28 @@ function flockOn(fd: number, args: string[], signal: AbortSignal | undefined): P
   });
 }
 
+/** A lock file that cannot be opened or written (read-only or full run dir), named with its cause. */
+export class LockFileError extends Error {
+  override readonly name = 'LockFileError';
+}
+
+function lockFileError(file: string, err: unknown): LockFileError {
+  const e = err as NodeJS.ErrnoException;
+  return new LockFileError(
+    `cannot write ${file} (${e.code ?? 'error'}: ${e.message}): the run dir must be writable and ` +
+      'not full; set MOUNTFLEET_RUN_DIR to another directory (default /run/mountfleet)',
+    { cause: err },
+  );
+}
+
 /** Takes an exclusive lock on `file` (created if missing), held until release() or this process ends. */
 export async function acquireLock(file: string, options: LockOptions): Promise<LockResult> {
-  const fd = openSync(file, 'a+', 0o644);
+  let fd: number;
+  try {
+    fd = openSync(file, 'a+', 0o644);
+  } catch (err) {
+    throw lockFileError(file, err);
+  }
   const args =
     options.waitSeconds === undefined
       ? []
@@ -67,11 +89,17 @@ export async function acquireLock(file: string, options: LockOptions): Promise<L
     closeSync(fd);
     return { status: 'busy', holder: readHolder(file) };
   }
-  ftruncateSync(fd, 0);
-  writeSync(fd, `${options.holder}\n`);
+  try {
+    ftruncateSync(fd, 0);
+    writeSync(fd, `${options.holder}\n`);
+  } catch (err) {
+    closeSync(fd);
+    throw lockFileError(file, err);
+  }
   let released = false;
   return {
     status: 'held',
+    fd,
     release() {
       if (released) return;
       released = true;
@@ -91,6 +119,10 @@ function readHolder(file: string): string {
 /** The directory scratch locks live in: `<run dir>/scratch-locks`. */
 export function scratchLockDirectory(runDir: string): string {
   const dir = join(runDir, 'scratch-locks');
-  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o755 });
+  } catch (err) {
+    throw lockFileError(dir, err);
+  }
   return dir;
 }

@@ -1,6 +1,7 @@
 /**
- * The job's mount target: created in the fleet's subnet with the scratch security group, or the one a
- * previous run made reused (a One Zone file system has exactly one), then waited for until it has its IP.
+ * The run's mount target: created in the fleet's subnet with the scratch security group (or, after a retried
+ * create whose answer was lost, the one that attempt made: a One Zone file system has exactly one), then
+ * waited for until it has its IP.
  */
 import {
   CreateMountTargetCommand,
@@ -8,7 +9,8 @@ import {
   type EFSClient,
   type MountTargetDescription,
 } from '@aws-sdk/client-efs';
-import { errorName } from '../errors';
+import { listMountTargets } from '../efs-teardown';
+import { errorName, undefinedIfNotFound } from '../errors';
 import { checkInterrupted, ScratchSetupError } from './setup-errors';
 import { pollUntil, type WaitOptions } from './poll';
 
@@ -22,15 +24,14 @@ async function mountTargetsOf(
   fileSystemId: string,
   abortSignal?: AbortSignal,
 ): Promise<MountTargetDescription[]> {
-  const out = await efs.send(new DescribeMountTargetsCommand({ FileSystemId: fileSystemId }), {
-    abortSignal,
-  });
-  return (out.MountTargets ?? []).filter((mt) => mt.LifeCycleState !== 'deleted');
+  const targets = await listMountTargets(efs, fileSystemId, abortSignal);
+  if (targets === 'gone') throw new ScratchSetupError(`file system ${fileSystemId} disappeared`);
+  return targets;
 }
 
 /**
- * Creates the file system's mount target in the fleet's subnet with the scratch security group, or reuses
- * the one a previous run made (a One Zone file system has exactly one).
+ * Creates the file system's mount target in the fleet's subnet with the scratch security group, or finds the
+ * one an earlier attempt of this run made (a One Zone file system has exactly one).
  */
 export async function ensureMountTarget(
   efs: EFSClient,
@@ -74,18 +75,15 @@ export async function ensureMountTarget(
   throw new ScratchSetupError(`could not create a mount target for ${fileSystemId} in ${spec.subnetId}`);
 }
 
-async function describeMountTarget(
+function describeMountTarget(
   efs: EFSClient,
   id: string | undefined,
   abortSignal?: AbortSignal,
 ): Promise<MountTargetDescription | undefined> {
-  try {
+  return undefinedIfNotFound('MountTargetNotFound', async () => {
     const out = await efs.send(new DescribeMountTargetsCommand({ MountTargetId: id }), { abortSignal });
     return out.MountTargets?.[0];
-  } catch (err) {
-    if (errorName(err) === 'MountTargetNotFound') return undefined;
-    throw err;
-  }
+  });
 }
 
 /** Waits (bounded, default 10 min) until the mount target is `available` and has its IP address. */

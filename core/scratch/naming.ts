@@ -1,7 +1,9 @@
 /**
- * Names of a scratch job's resources. The CreationToken is EFS's idempotency key: deriving it from
- * fleet + job means a retried CreateFileSystem, a restarted agent or a re-run of the same job finds the
- * file system it already made (409 FileSystemAlreadyExists) instead of making a second one.
+ * Names of a scratch run's resources. One run, one file system: every `scratch run` draws a run id of its
+ * own, and the CreationToken (EFS's idempotency key) is derived from fleet + run id. A retried
+ * CreateFileSystem of the same run finds the file system it already made (409 FileSystemAlreadyExists);
+ * another run — a re-run of the job after a crash, the same job id on another instance or in another
+ * container — can never match it, so it can never mount, adopt or delete it.
  */
 import { createHash, randomBytes } from 'node:crypto';
 
@@ -9,8 +11,8 @@ import { createHash, randomBytes } from 'node:crypto';
 export const CREATION_TOKEN_MAX = 64;
 
 /**
- * Job ids go into a tag value and the CreationToken: scheduler ids (Slurm numbers, AWS Batch UUIDs,
- * `array-job:7`) fit; '#' is excluded because the hashed token form uses it.
+ * Job ids go into a tag value: scheduler ids (Slurm numbers, AWS Batch UUIDs, `array-job:7`) fit; '#' is
+ * excluded because the hashed token form uses it.
  */
 export const JOB_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:/=+@-]{0,127}$/;
 
@@ -20,24 +22,36 @@ export function jobIdProblem(jobId: string): string | undefined {
   return `job id "${jobId}" must be 1-128 characters of letters, digits and _ . : / = + @ -, starting with a letter or digit`;
 }
 
-/** A fresh job id such as `job-20261122t150644-3f9a2c`: sortable by start time, unique enough per fleet. */
-export function generateJobId(now: number = Date.now(), random: () => Buffer = () => randomBytes(3)): string {
-  const stamp = new Date(now)
+/** `20261122t150644`: a sortable UTC stamp for generated ids. */
+function stamp(now: number): string {
+  return new Date(now)
     .toISOString()
     .replace(/[-:]/g, '')
     .replace(/\.\d+Z$/, '')
     .toLowerCase();
-  return `job-${stamp}-${random().toString('hex')}`;
+}
+
+/** A fresh job id such as `job-20261122t150644-3f9a2c`: sortable by start time, unique enough per fleet. */
+export function generateJobId(now: number = Date.now(), random: () => Buffer = () => randomBytes(3)): string {
+  return `job-${stamp(now)}-${random().toString('hex')}`;
+}
+
+/** Run ids: `r` + UTC stamp + 64 random bits, e.g. `r20261122t150644-9c1e0f7a2b3d4e5f` (32 characters). */
+export const RUN_ID_PATTERN = /^r\d{8}t\d{6}-[0-9a-f]{16}$/;
+
+/** A run id no other run will ever draw (64 random bits), sortable by start time. */
+export function generateRunId(now: number = Date.now(), random: () => Buffer = () => randomBytes(8)): string {
+  return `r${stamp(now)}-${random().toString('hex')}`;
 }
 
 /**
- * `mf/<fleet>/<job>` when it fits in 64 characters; otherwise `mf/<fleet>/#<hash>` with a hash of both
- * (a job id cannot contain '#', so the two forms never collide).
+ * `mf/<fleet>/<run>` when it fits in 64 characters (it does for every valid fleet id); otherwise
+ * `mf/<fleet>/#<hash>` with a hash of both.
  */
-export function creationToken(fleetId: string, jobId: string): string {
-  const plain = creationTokenPrefix(fleetId) + jobId;
+export function creationToken(fleetId: string, runId: string): string {
+  const plain = creationTokenPrefix(fleetId) + runId;
   if (plain.length <= CREATION_TOKEN_MAX) return plain;
-  const hash = createHash('sha256').update(`${fleetId}\0${jobId}`).digest('hex');
+  const hash = createHash('sha256').update(`${fleetId}\0${runId}`).digest('hex');
   const prefix = `${creationTokenPrefix(fleetId)}#`;
   return prefix + hash.slice(0, CREATION_TOKEN_MAX - prefix.length);
 }

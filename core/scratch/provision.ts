@@ -1,33 +1,27 @@
 /**
- * Creating (or finding again and adopting) a job's file system, and waiting until it is usable; its mount
- * target is mount-target.ts's. EFS has no waiters, so every wait polls with jittered backoff and is bounded
- * (poll.ts).
+ * Creating a run's file system and waiting until it is usable; its mount target is mount-target.ts's. EFS
+ * has no waiters, so every wait polls with jittered backoff and is bounded (poll.ts).
+ *
+ * One run, one file system: the CreationToken names the run (naming.ts), so the only file system a
+ * FileSystemAlreadyExists answer can point to is the one an earlier attempt of this same call made (the SDK
+ * retried after a lost answer). Nothing here ever takes over a file system another run made.
  *
  * Interruption (the `signal`) cuts off the reads and waits in flight, so SIGTERM never waits out their SDK
  * retries. The creates (here and in mount-target.ts) are never aborted: the service may still carry one out after we stop listening,
  * later than teardown looks for it, and it would leak. They are bounded by the client's timeouts instead.
  */
-import { DescribeInstancesCommand, type EC2Client } from '@aws-sdk/client-ec2';
 import {
   CreateFileSystemCommand,
   DescribeFileSystemsCommand,
-  TagResourceCommand,
   type EFSClient,
   type FileSystemDescription,
 } from '@aws-sdk/client-efs';
-import { systemClock } from '../clock';
-import { errorName, errorText } from '../errors';
+import { errorName, errorText, undefinedIfNotFound } from '../errors';
 import { tagValue } from '../fleet-file-systems';
-import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE } from '../tags';
+import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE, TAG_RUN } from '../tags';
 import { creationToken, nameTag } from './naming';
 import { pollUntil, type WaitOptions } from './poll';
-import {
-  checkInterrupted,
-  CreateOutcomeUnknown,
-  ScratchInterrupted,
-  ScratchInUseError,
-  ScratchSetupError,
-} from './setup-errors';
+import { checkInterrupted, CreateOutcomeUnknown, ScratchSetupError } from './setup-errors';
 
 /** True when the service answered with a client error (4xx): the request was refused and not carried out. */
 function refusedByService(err: unknown): boolean {
@@ -39,6 +33,8 @@ function refusedByService(err: unknown): boolean {
 export interface ScratchFileSystemSpec {
   readonly fleetId: string;
   readonly jobId: string;
+  /** This run's id (naming.ts generateRunId): the CreationToken and the `mountfleet:run` tag. */
+  readonly runId: string;
   readonly ownerInstanceId: string;
   /** AZ name (One Zone file systems are created by name), e.g. us-east-1a. */
   readonly availabilityZoneName: string;
@@ -56,220 +52,75 @@ export async function findFileSystemByToken(
   return (out.FileSystems ?? []).find((fs) => fs.LifeCycleState !== 'deleted');
 }
 
-async function describeFileSystem(
+function describeFileSystem(
   efs: EFSClient,
   id: string,
   abortSignal?: AbortSignal,
 ): Promise<FileSystemDescription | undefined> {
-  try {
+  return undefinedIfNotFound('FileSystemNotFound', async () => {
     const out = await efs.send(new DescribeFileSystemsCommand({ FileSystemId: id }), { abortSignal });
     return out.FileSystems?.[0];
-  } catch (err) {
-    if (errorName(err) === 'FileSystemNotFound') return undefined;
-    throw err;
-  }
+  });
 }
 
-export interface EnsuredFileSystem {
-  readonly fileSystem: FileSystemDescription;
-  /** True when the CreationToken led to a file system an earlier run of this job made. */
-  readonly reused: boolean;
+/** True when the file system carries this run's fleet and run tags: made by this run and no other. */
+export function madeByRun(fs: FileSystemDescription, spec: Pick<ScratchFileSystemSpec, 'fleetId' | 'runId'>) {
+  return tagValue(fs, TAG_FLEET) === spec.fleetId && tagValue(fs, TAG_RUN) === spec.runId;
 }
 
 /**
- * Creates the job's encrypted, bursting, Backup-off One Zone file system with the tag contract, or finds
- * the one an earlier attempt made with the same CreationToken. A reused file system gets the current
- * instance as its owner, so the reaper does not take a dead previous owner as evidence against it; one
- * another live instance is still using is refused (see checkNotInUse).
+ * Creates the run's encrypted, bursting, Backup-off One Zone file system with the tag contract. When the
+ * create was already carried out by an earlier attempt of this call (FileSystemAlreadyExists for the run's
+ * own token), returns that file system.
  *
- * Throws CreateOutcomeUnknown when the create call got no clear answer; every other error means this
- * call neither created nor adopted a file system.
+ * Throws CreateOutcomeUnknown when the create call got no clear answer; every other error means no file
+ * system of this run exists.
  */
-export async function ensureFileSystem(
+export async function createFileSystem(
   efs: EFSClient,
-  ec2: EC2Client,
   spec: ScratchFileSystemSpec,
   options: WaitOptions = {},
-): Promise<EnsuredFileSystem> {
-  const token = creationToken(spec.fleetId, spec.jobId);
-  // A previous file system of this job may still be deleting (a reaper or an operator got to it first):
-  // wait until it is gone, then create a fresh one. Bounded: the wait itself has a deadline.
-  for (let round = 0; round < 3; round++) {
-    checkInterrupted(options.signal);
-    try {
-      const created = await efs.send(
-        new CreateFileSystemCommand({
-          CreationToken: token,
-          PerformanceMode: 'generalPurpose',
-          ThroughputMode: 'bursting',
-          Encrypted: true,
-          ...(spec.kmsKeyId ? { KmsKeyId: spec.kmsKeyId } : {}),
-          AvailabilityZoneName: spec.availabilityZoneName,
-          Backup: false,
-          Tags: [
-            { Key: TAG_FLEET, Value: spec.fleetId },
-            { Key: TAG_OWNER_INSTANCE, Value: spec.ownerInstanceId },
-            { Key: TAG_JOB, Value: spec.jobId },
-            { Key: 'Name', Value: nameTag(spec.fleetId, spec.jobId) },
-          ],
-        }),
-      );
-      return { fileSystem: created, reused: false };
-    } catch (err) {
-      if (errorName(err) !== 'FileSystemAlreadyExists') {
-        if (refusedByService(err)) throw err;
-        throw new CreateOutcomeUnknown(
-          `CreateFileSystem for job ${spec.jobId} got no clear answer (${errorText(err)})`,
-          { cause: err },
-        );
-      }
-    }
-
-    const existing = await findFileSystemByToken(efs, token, options.signal);
-    if (existing === undefined) continue; // deleted between our create and describe: create again
-    if (existing.LifeCycleState === 'deleting') {
-      await pollUntil(
-        `the previous file system ${existing.FileSystemId} of job ${spec.jobId} to finish deleting`,
-        async () => {
-          const fs = await findFileSystemByToken(efs, token, options.signal);
-          return fs === undefined ? { value: undefined } : { state: fs.LifeCycleState ?? 'unknown' };
-        },
-        options,
-        { timeoutMs: 300_000, initialPollMs: 1000, maxPollMs: 10_000 },
-      );
-      continue;
-    }
-    checkReusable(existing, spec);
-    await checkOwnerGone(ec2, existing, spec, options.signal);
-    const adopted = await takeOwnership(efs, existing, spec, options);
-    return { fileSystem: adopted, reused: true };
-  }
-  throw new ScratchSetupError(
-    `the file system of job ${spec.jobId} kept disappearing while being created (CreationToken ${token})`,
-  );
-}
-
-function checkReusable(fs: FileSystemDescription, spec: ScratchFileSystemSpec): void {
-  const id = fs.FileSystemId;
-  if (tagValue(fs, TAG_FLEET) !== spec.fleetId) {
-    throw new ScratchSetupError(
-      `file system ${id} holds CreationToken ${fs.CreationToken} but is not tagged ${TAG_FLEET}=${spec.fleetId}: ` +
-        `it was not made by mountfleet; use another --job`,
-    );
-  }
-  if (fs.AvailabilityZoneName !== spec.availabilityZoneName) {
-    throw new ScratchSetupError(
-      `job ${spec.jobId} already has file system ${id} in ${fs.AvailabilityZoneName ?? 'another zone'}, ` +
-        `but this instance is in ${spec.availabilityZoneName}: run \`mountfleet scratch delete ${id}\` or use another --job`,
-    );
-  }
-  if (fs.LifeCycleState === 'error') {
-    throw new ScratchSetupError(
-      `file system ${id} of job ${spec.jobId} is in state error: ` +
-        `run \`mountfleet scratch delete ${id}\` or use another --job`,
-    );
-  }
-}
-
-/**
- * Refuses a file system whose recorded owner is another instance that is still pending or running: only
- * the instance that created (or last adopted) it may use it while it runs, whether or not it has made its
- * mount target yet — taking it over would have each run delete the other's scratch at its end. A
- * terminated, stopped or unknown owner is no obstacle (the usual re-run after a crash). When the owner's
- * state cannot be read, refuse: proceeding is the choice that can destroy data.
- */
-async function checkOwnerGone(
-  ec2: EC2Client,
-  fs: FileSystemDescription,
-  spec: ScratchFileSystemSpec,
-  abortSignal: AbortSignal | undefined,
-): Promise<void> {
-  const id = fs.FileSystemId!;
-  const owner = tagValue(fs, TAG_OWNER_INSTANCE);
-  if (owner === undefined || owner === spec.ownerInstanceId) return;
-  let ownerState: string | undefined;
-  try {
-    // The instance-id filter, not InstanceIds: an unknown (long gone) id then answers with nothing
-    // instead of failing the call.
-    const out = await ec2.send(
-      new DescribeInstancesCommand({ Filters: [{ Name: 'instance-id', Values: [owner] }] }),
-      { abortSignal },
-    );
-    ownerState = out.Reservations?.flatMap((r) => r.Instances ?? []).find((i) => i.InstanceId === owner)
-      ?.State?.Name;
-  } catch (err) {
-    if (abortSignal?.aborted) throw new ScratchInterrupted();
-    throw new ScratchInUseError(
-      `cannot tell whether ${owner}, the owner of job ${spec.jobId}'s file system ${id}, is still running ` +
-        `(${errorText(err)}): not taking over a file system another run may be using; ` +
-        `retry, or use another --job`,
-    );
-  }
-  if (ownerState === 'pending' || ownerState === 'running') {
-    throw new ScratchInUseError(
-      `job ${spec.jobId}'s file system ${id} belongs to instance ${owner} (${ownerState}), which may be running ` +
-        `the job: wait for that run to end, or use another --job; ` +
-        `if no run of job ${spec.jobId} is left on ${owner}, run \`mountfleet scratch delete ${id}\` first`,
-    );
-  }
-}
-
-/** How long an adopting run waits after moving the owner tag before reading it back (see takeOwnership). */
-export const OWNER_SETTLE_MS = 2000;
-
-/**
- * Moves the owner tag to this instance and checks that it stuck. EFS tags have no conditional write, so
- * two instances adopting the same orphan could both succeed: each one re-reads the tag just before writing
- * (a run that adopted it meanwhile is alive, so checkOwnerGone refuses), writes, waits OWNER_SETTLE_MS
- * (longer than the gap between another run's read and write), and reads it back; whoever finds another
- * instance's id there lost and backs off. The last writer wins and every other run sees it.
- */
-async function takeOwnership(
-  efs: EFSClient,
-  fs: FileSystemDescription,
-  spec: ScratchFileSystemSpec,
-  options: WaitOptions,
 ): Promise<FileSystemDescription> {
-  const id = fs.FileSystemId!;
-  if (tagValue(fs, TAG_OWNER_INSTANCE) === spec.ownerInstanceId) return fs;
-  const current = await describeFileSystem(efs, id, options.signal);
-  if (current === undefined)
-    throw new ScratchSetupError(`file system ${id} of job ${spec.jobId} disappeared`);
-  if (tagValue(current, TAG_OWNER_INSTANCE) !== tagValue(fs, TAG_OWNER_INSTANCE)) {
-    throw new ScratchInUseError(
-      `job ${spec.jobId}'s file system ${id} was just taken over by instance ${tagValue(current, TAG_OWNER_INSTANCE) ?? '(none)'}: ` +
-        `not sharing it; wait for that run to end, or use another --job`,
-    );
-  }
+  checkInterrupted(options.signal);
+  const token = creationToken(spec.fleetId, spec.runId);
   try {
-    await efs.send(
-      new TagResourceCommand({
-        ResourceId: id,
-        Tags: [{ Key: TAG_OWNER_INSTANCE, Value: spec.ownerInstanceId }],
+    return await efs.send(
+      new CreateFileSystemCommand({
+        CreationToken: token,
+        PerformanceMode: 'generalPurpose',
+        ThroughputMode: 'bursting',
+        Encrypted: true,
+        ...(spec.kmsKeyId ? { KmsKeyId: spec.kmsKeyId } : {}),
+        AvailabilityZoneName: spec.availabilityZoneName,
+        Backup: false,
+        Tags: [
+          { Key: TAG_FLEET, Value: spec.fleetId },
+          { Key: TAG_OWNER_INSTANCE, Value: spec.ownerInstanceId },
+          { Key: TAG_JOB, Value: spec.jobId },
+          { Key: TAG_RUN, Value: spec.runId },
+          { Key: 'Name', Value: nameTag(spec.fleetId, spec.jobId) },
+        ],
       }),
-      { abortSignal: options.signal },
     );
   } catch (err) {
-    if (errorName(err) !== 'AccessDeniedException' && errorName(err) !== 'AccessDenied') throw err;
-    // Not fatal: the job can still run; only the reaper's owner evidence is stale, and a concurrent
-    // adopter cannot be detected.
-    options.onProgress?.(
-      `cannot move ${TAG_OWNER_INSTANCE} of ${id} to ${spec.ownerInstanceId} (access denied): ` +
-        `the reaper may take its previous owner's absence as evidence against it`,
-    );
-    return current;
+    if (errorName(err) !== 'FileSystemAlreadyExists') {
+      if (refusedByService(err)) throw err;
+      throw new CreateOutcomeUnknown(
+        `CreateFileSystem for job ${spec.jobId} got no clear answer (${errorText(err)})`,
+        { cause: err },
+      );
+    }
   }
-  await (options.clock ?? systemClock).sleep(OWNER_SETTLE_MS, options.signal);
-  checkInterrupted(options.signal);
-  const after = await describeFileSystem(efs, id, options.signal);
-  const owner = after === undefined ? undefined : tagValue(after, TAG_OWNER_INSTANCE);
-  if (after === undefined || owner !== spec.ownerInstanceId) {
-    throw new ScratchInUseError(
-      `job ${spec.jobId}'s file system ${id} was adopted at the same time by instance ${owner ?? '(none)'}: ` +
-        `that run keeps it; wait for it to end, or use another --job`,
+  // Our own earlier attempt was carried out and its answer lost: the token is this run's alone.
+  const existing = await findFileSystemByToken(efs, token, options.signal);
+  if (existing === undefined || !madeByRun(existing, spec) || existing.LifeCycleState === 'deleting') {
+    throw new ScratchSetupError(
+      `CreationToken ${token} of this run is taken by ${existing?.FileSystemId ?? 'a file system that is gone'} ` +
+        `that this run cannot use (${existing === undefined ? 'deleted' : `state ${existing.LifeCycleState}, tags not this run's`}): ` +
+        'run the job again (every run draws a new token)',
     );
   }
-  return after;
+  return existing;
 }
 
 /** Waits (bounded, default 10 min) until the file system is `available`. */

@@ -1,13 +1,15 @@
 /**
  * What one `scratch run` holds on its instance for its whole life: its job id (within its fleet) and its
- * mount path. A second run of the same job would reuse, then delete, the file system the first is using; a
- * second run on the same path would stack its mount on the first's and unmount both. Either one is refused
- * before anything is created, or waits when asked to (`--wait-lock`).
+ * mount path. Neither is what keeps scratch safe — every run has a file system of its own (naming.ts) — but
+ * both refuse an accidental duplicate early and clearly: a second run of the same job id, a second run on
+ * the same path (it would stack its mount on the first's), and a run on a path inside, or containing,
+ * another run's path (one run's unmount would take the other's mount with it). Refused before anything is
+ * created (exit 75, holder named), or waited for when asked (`--wait-lock`).
  */
 import { createHash } from 'node:crypto';
-import { realpathSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
-import { acquireLock, scratchLockDirectory } from './lock';
+import { readdirSync, readFileSync } from 'node:fs';
+import { basename, join, sep } from 'node:path';
+import { acquireLock, scratchLockDirectory, type HeldLock } from './lock';
 import { ScratchInUseError } from './setup-errors';
 
 export interface RunLockRequest {
@@ -15,10 +17,17 @@ export interface RunLockRequest {
   readonly runDir: string;
   readonly fleetId: string;
   readonly jobId: string;
+  /** The mount path, already resolved (local-setup.ts realMountPath): nesting is checked on it. */
   readonly path: string;
   /** Wait this long for a lock another run holds; 0 refuses at once; undefined waits without limit. */
   readonly waitSeconds?: number;
   readonly signal?: AbortSignal;
+}
+
+/** The locks a run holds; `fds` are their descriptors (runner-watch.ts hands them on to the watcher). */
+export interface HeldRunLocks {
+  readonly fds: readonly number[];
+  release(): void;
 }
 
 interface Holder {
@@ -31,17 +40,6 @@ interface Holder {
 
 const digest = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 32);
 
-/** The path with symlinks in its existing part resolved, so two spellings of one directory share a lock. */
-function canonicalPath(path: string): string {
-  const absolute = resolve(path);
-  try {
-    return realpathSync(absolute);
-  } catch {
-    const parent = dirname(absolute);
-    return parent === absolute ? absolute : join(canonicalPath(parent), basename(absolute));
-  }
-}
-
 function describeHolder(text: string): string {
   try {
     const h = JSON.parse(text) as Holder;
@@ -51,13 +49,45 @@ function describeHolder(text: string): string {
   }
 }
 
+/** True when one path is the other or lies inside it. */
+export function pathsNest(a: string, b: string): boolean {
+  const inside = (inner: string, outer: string) => inner === outer || inner.startsWith(outer === sep ? sep : outer + sep);
+  return inside(a, b) || inside(b, a);
+}
+
+/** How long a run waits for another run's scan of the path registry (a few flock calls) to finish. */
+const REGISTRY_WAIT_SECONDS = 30;
+
 /**
- * Takes the job lock, then the path lock (always in that order, so two runs cannot deadlock); returns what
- * releases both. Throws ScratchInUseError naming the holder when either is taken and the wait is over.
+ * Another run's held path lock whose path nests with `path` (file and holder), if any. A path lock file
+ * nobody holds is a finished run's: probing it takes and releases it at once.
  */
-export async function holdJobAndPath(request: RunLockRequest): Promise<() => void> {
+async function nestedHolder(dir: string, path: string, ownFile: string, signal?: AbortSignal) {
+  for (const name of readdirSync(dir)) {
+    if (!/^path-[0-9a-f]+\.lock$/.test(name) || name === ownFile) continue;
+    const file = join(dir, name);
+    let holder: Holder;
+    try {
+      holder = JSON.parse(readFileSync(file, 'utf8')) as Holder;
+    } catch {
+      continue; // empty: never held, or a run is writing it (it holds the registry lock until it has)
+    }
+    if (!pathsNest(holder.path, path)) continue;
+    const probe = await acquireLock(file, { holder: '', waitSeconds: 0, signal });
+    if (probe.status === 'held') probe.release();
+    else return { file, holder: describeHolder(probe.holder) };
+  }
+  return undefined;
+}
+
+/**
+ * Takes the job lock, then (under the registry lock) checks that no other run's path nests with this one
+ * and takes the path lock; returns what releases them. Throws ScratchInUseError naming the holder when one
+ * is taken and the wait is over. Always in that order, so two runs cannot deadlock.
+ */
+export async function holdJobAndPath(request: RunLockRequest): Promise<HeldRunLocks> {
   const dir = scratchLockDirectory(request.runDir);
-  const path = canonicalPath(request.path);
+  const { path } = request;
   const holder: Holder = {
     pid: process.pid,
     fleetId: request.fleetId,
@@ -81,21 +111,70 @@ export async function holdJobAndPath(request: RunLockRequest): Promise<() => voi
         `held by ${describeHolder(job.holder)}; wait for it to end, or use another --job`,
     );
   }
-  const pathLock = await acquireLock(join(dir, `path-${digest(path)}.lock`), options).catch(
-    (err: unknown) => {
-      job.release();
-      throw err;
-    },
-  );
-  if (pathLock.status === 'busy') {
+  let pathLock: HeldLock;
+  try {
+    pathLock = await holdPath(dir, path, options);
+  } catch (err) {
     job.release();
+    throw err;
+  }
+  return {
+    fds: [job.fd, pathLock.fd],
+    release() {
+      pathLock.release();
+      job.release();
+    },
+  };
+}
+
+/**
+ * The path lock, taken only while no other run's path nests with this one. The check and the take happen
+ * under the registry lock, which every run holds for just that, so no two runs can pass each other; a
+ * wait (`--wait-lock`) happens outside it, on the lock of the run in the way, then the check is made again.
+ */
+async function holdPath(
+  dir: string,
+  path: string,
+  options: { holder: string; waitSeconds?: number; signal?: AbortSignal },
+): Promise<HeldLock> {
+  const ownFile = join(dir, `path-${digest(path)}.lock`);
+  const deadline = options.waitSeconds === undefined ? Infinity : Date.now() + options.waitSeconds * 1000;
+  for (;;) {
+    const registry = await acquireLock(join(dir, 'paths.lock'), {
+      ...options,
+      waitSeconds: REGISTRY_WAIT_SECONDS,
+    });
+    if (registry.status === 'busy') {
+      throw new ScratchInUseError(
+        `the scratch path registry ${join(dir, 'paths.lock')} stayed locked for ${REGISTRY_WAIT_SECONDS} s`,
+      );
+    }
+    let inTheWay: { file: string; holder: string; nested: boolean } | undefined;
+    try {
+      const own = await acquireLock(ownFile, { ...options, waitSeconds: 0 });
+      if (own.status === 'busy') inTheWay = { file: ownFile, holder: describeHolder(own.holder), nested: false };
+      else {
+        const nested = await nestedHolder(dir, path, basename(ownFile), options.signal);
+        if (nested === undefined) return own;
+        own.release();
+        inTheWay = { ...nested, nested: true };
+      }
+    } finally {
+      registry.release();
+    }
+    const secondsLeft = Math.floor((deadline - Date.now()) / 1000);
+    if (secondsLeft > 0 && !options.signal?.aborted) {
+      const waited = await acquireLock(inTheWay.file, { ...options, waitSeconds: Math.min(secondsLeft, 86_400) });
+      if (waited.status === 'held') {
+        waited.release();
+        continue;
+      }
+    }
     throw new ScratchInUseError(
-      `--path ${path} is in use on this instance by ${describeHolder(pathLock.holder)}: ` +
-        'pass another --path',
+      inTheWay.nested
+        ? `--path ${path} nests with the path of ${inTheWay.holder}: one run's unmount would take the other's ` +
+            "mount with it; pass a path outside every other scratch run's"
+        : `--path ${path} is in use on this instance by ${inTheWay.holder}: pass another --path`,
     );
   }
-  return () => {
-    pathLock.release();
-    job.release();
-  };
 }

@@ -10,7 +10,7 @@ export class ScratchInterrupted extends Error {
 
 /**
  * Another run holds what this one needs: the job id or the path on this instance (core/scratch/run-locks.ts),
- * or the job's file system, owned by another instance that is still running. Nothing was created.
+ * or a path that nests with another run's. Nothing was created.
  */
 export class ScratchInUseError extends Error {
   override readonly name = 'ScratchInUseError';
@@ -23,7 +23,7 @@ export class ScratchSetupError extends Error {
 
 /**
  * CreateFileSystem got no answer that says whether it was carried out (transport error, timeout, a server
- * error, an unreadable answer): a file system with the job's CreationToken may now exist that this run made.
+ * error, an unreadable answer): a file system with this run's CreationToken may now exist.
  */
 export class CreateOutcomeUnknown extends Error {
   override readonly name = 'CreateOutcomeUnknown';

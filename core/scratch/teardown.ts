@@ -1,5 +1,5 @@
 /**
- * Tearing down what a scratch run made or adopted, and only that: its mount (while still the one on top),
+ * Tearing down what a scratch run made, and only that: its mount (while still the one on top),
  * the directories it created, and its file system (looked up by CreationToken when the create got no clear
  * answer). Retried with backoff within a time bound; gives up early once AWS has not answered at all for
  * a while, leaving the tagged file system to the reaper.
@@ -12,11 +12,11 @@ import { markTeardownStarted, teardownFileSystem } from '../efs-teardown';
 import { errorName, errorText } from '../errors';
 import { tagValue } from '../fleet-file-systems';
 import type { MountEntry } from '../mountinfo';
-import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE } from '../tags';
+import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE, TAG_RUN } from '../tags';
 import type { TerminationNotice } from '../termination-watch';
 import { unmount } from './mount';
 import { creationToken } from './naming';
-import { findFileSystemByToken } from './provision';
+import { findFileSystemByToken, madeByRun } from './provision';
 import { abortAfter } from '../abort';
 
 /** What teardown needs to know of the run. */
@@ -25,6 +25,7 @@ export interface TeardownRequest {
   readonly placement: { readonly instanceId: string };
   readonly fleetId: string;
   readonly jobId: string;
+  readonly runId: string;
   readonly path: string;
   /** Teardown gives up once AWS has not answered at all for this long. @default 30000 */
   readonly unreachableTimeoutMs?: number;
@@ -72,11 +73,11 @@ export function teardownBudgetMs(
   return Math.min(defaultMs, Math.max(15_000, at - clock.now() - 5_000));
 }
 
-/** What a run made or adopted: all that teardown may undo. */
+/** What a run made: all that teardown may undo. */
 export interface RunResources {
-  /** The file system this run created or reused. */
+  /** The file system this run created. */
   fileSystemId?: string;
-  /** CreateFileSystem got no clear answer: a file system with the job's token may be this run's. */
+  /** CreateFileSystem got no clear answer: a file system with this run's token may exist. */
   createOutcomeUnknown: boolean;
   /** The mount this run made at the path (its /proc/self/mountinfo entry). */
   mount?: MountEntry;
@@ -138,17 +139,15 @@ export async function tearDown(
       if (fileSystemId === undefined) {
         const found = await findFileSystemByToken(
           request.efs,
-          creationToken(request.fleetId, request.jobId),
+          creationToken(request.fleetId, request.runId),
           callBound(),
         );
         if (found === undefined) return { status: 'nothing-created' };
-        // Our create would have tagged it with this fleet and instance; anything else holding the token is not ours.
-        const owner = tagValue(found, TAG_OWNER_INSTANCE);
-        const fleet = tagValue(found, TAG_FLEET);
-        if (owner !== request.placement.instanceId || fleet !== request.fleetId) {
+        // Our create would have tagged it with this fleet and run; anything else holding the token is not ours.
+        if (!madeByRun(found, request)) {
           log(
-            `${found.FileSystemId} holds the job's CreationToken but belongs to ${owner ?? 'no instance'} ` +
-              `in fleet ${fleet ?? '(none)'}: left alone`,
+            `${found.FileSystemId} holds this run's CreationToken but not its tags ` +
+              `(${TAG_FLEET}=${tagValue(found, TAG_FLEET) ?? '(none)'}, ${TAG_RUN}=${tagValue(found, TAG_RUN) ?? '(none)'}): left alone`,
           );
           return { status: 'nothing-created' };
         }
@@ -220,9 +219,9 @@ export function reportTeardown(
           : `TEARDOWN INCOMPLETE (could not delete): ${what} still exists (${teardown.reason}).`;
       log(
         `${headline} It keeps its tags ${TAG_FLEET}=${request.fleetId}, ${TAG_OWNER_INSTANCE}=${request.placement.instanceId}, ` +
-          `${TAG_JOB}=${request.jobId}: the orphan reaper deletes it once this instance is gone or it is idle; to finish now, ` +
+          `${TAG_JOB}=${request.jobId}, ${TAG_RUN}=${request.runId}: the orphan reaper deletes it once this instance is gone or it is idle; to finish now, ` +
           `run \`mountfleet scratch delete ${teardown.fileSystemId ?? '<id>'}\` or \`mountfleet reap --fleet ${request.fleetId}\`` +
-          `${teardown.cause === 'unreachable' ? ' once AWS is reachable' : ''} (re-running this job id also reuses it).`,
+          `${teardown.cause === 'unreachable' ? ' once AWS is reachable' : ''}. A re-run of the job gets a file system of its own.`,
       );
       return;
     }

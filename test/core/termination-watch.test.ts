@@ -84,7 +84,6 @@ describe('scratch run when Auto Scaling terminates the instance', () => {
     const log: string[] = [];
     const running = runScratchJob({
       efs: efsClient({ maxAttempts: 1 }),
-      ec2: ec2Client({ maxAttempts: 1 }),
       placement: {
         instanceId: imds.values.instanceId,
         availabilityZone: net.subnets[0].availabilityZone,

@@ -8,7 +8,8 @@ import { DescribeFileSystemsCommand, DescribeMountTargetsCommand, EFSClient } fr
 import { clientConfig, ec2Client, efsClient, type ClientOptions } from '../../../core/aws';
 import { runScratchJob, type ScratchRunRequest } from '../../../core/scratch/lifecycle';
 import { isMounted } from '../../../core/scratch/mount';
-import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE } from '../../../core/tags';
+import { creationToken } from '../../../core/scratch/naming';
+import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE, TAG_RUN } from '../../../core/tags';
 import { MOUNT_HELPER_STANDIN } from '../../agent/scratch/harness';
 import { useEmulator } from '../../support/emulator';
 import { FaultProxy } from '../../support/fault-proxy';
@@ -27,6 +28,7 @@ describe('runScratchJob (emulator)', () => {
   afterAll(() => proxy.stop());
   beforeEach(async () => {
     proxy.clear();
+    proxy.resetStats();
     net = await createNetwork(ec2Client({ maxAttempts: 1 }), 2);
     dir = mkdtempSync(join(tmpdir(), 'mf-lifecycle-'));
     log = [];
@@ -35,7 +37,6 @@ describe('runScratchJob (emulator)', () => {
 
   const request = (overrides: Partial<ScratchRunRequest> = {}): ScratchRunRequest => ({
     efs: new EFSClient({ ...clientConfig({ maxAttempts: 1 }), endpoint: proxy.endpoint }),
-    ec2: ec2Client({ maxAttempts: 1 }),
     placement: {
       instanceId: 'i-0123456789abcdef0',
       availabilityZone: net.subnets[0].availabilityZone,
@@ -201,86 +202,51 @@ describe('runScratchJob (emulator)', () => {
     });
   });
 
-  it("looks a lost create up by its CreationToken, and leaves a file system with the token but another fleet's tag", async () => {
-    // Same token and this instance as owner, but not this fleet's: not ours to delete.
+  it("looks a lost create up by the run's CreationToken, and leaves a file system with the token but not the run's tags", async () => {
+    const runId = 'r20261126t000000-00000000000000aa';
+    // The run's token, this instance as owner, but another fleet's tags: not this run's to delete.
     const foreign = await createScratchFileSystem(
       efsClient({ maxAttempts: 1 }),
       { fleet: 'f-other', job: 'j1', owner: 'i-0123456789abcdef0' },
-      'mf/f1/j1',
+      creationToken('f1', runId),
     );
     proxy.addRule({ service: 'efs', operation: 'CreateFileSystem', fault: { kind: '5xx', status: 500 } });
-    const result = await runScratchJob(request());
+    const result = await runScratchJob(request({ runId }));
     expect(result.setupError).toMatch(/got no clear answer/);
     expect(result.teardown.status).toBe('nothing-created');
     expect(log).toContainEqual(
-      `${foreign} holds the job's CreationToken but belongs to i-0123456789abcdef0 in fleet f-other: left alone`,
+      `${foreign} holds this run's CreationToken but not its tags (${TAG_FLEET}=f-other, ${TAG_RUN}=(none)): left alone`,
     );
     expect((await fileSystems()).map((f) => f.FileSystemId)).toEqual([foreign]);
   });
 
   describe('leaves alone what it did not make', () => {
-    it("a refused file system of the job's token (another zone, another fleet) and its mount target", async () => {
-      const otherZone = await createScratchFileSystem(
-        efsClient({ maxAttempts: 1 }),
-        { fleet: 'f1', job: 'j1', owner: 'i-0aaaaaaaaaaaaaaaa', mountTargetSubnet: net.subnets[1] },
-        'mf/f1/j1',
-      );
-      const inZone = await runScratchJob(request());
-      expect(inZone.setupError).toMatch(`job j1 already has file system ${otherZone} in us-east-1b`);
-      expect(inZone).toMatchObject({ exitStatus: 1, teardown: { status: 'nothing-created' } });
-
-      const otherFleet = await createScratchFileSystem(
-        efsClient({ maxAttempts: 1 }),
-        { fleet: 'f2', mountTargetSubnet: net.subnets[0] },
-        'mf/f1/j2',
-      );
-      const fleet = await runScratchJob(request({ jobId: 'j2' }));
-      expect(fleet.setupError).toMatch(
-        `file system ${otherFleet} holds CreationToken mf/f1/j2 but is not tagged`,
-      );
-      expect(fleet.teardown.status).toBe('nothing-created');
-
-      expect((await fileSystems()).map((f) => f.FileSystemId).sort()).toEqual([otherZone, otherFleet].sort());
-      expect(await mountTargetsOf(otherZone)).toHaveLength(1);
-      expect(await mountTargetsOf(otherFleet)).toHaveLength(1);
-    });
-
-    it("the file system another live instance's run of the same job uses; reuses it once that instance is gone", async () => {
+    it('a file system of the same job made by an earlier run (any owner, any zone): it makes and deletes its own', async () => {
       const ec2 = ec2Client({ maxAttempts: 1 });
       const launched = await ec2.send(
-        new RunInstancesCommand({
-          ImageId: 'ami-12c6146b',
-          MinCount: 1,
-          MaxCount: 1,
-          SubnetId: net.subnets[0].subnetId,
-        }),
+        new RunInstancesCommand({ ImageId: 'ami-12c6146b', MinCount: 1, MaxCount: 1, SubnetId: net.subnets[0].subnetId }),
       );
       const owner = launched.Instances![0].InstanceId!;
-      const id = await createScratchFileSystem(
-        efsClient({ maxAttempts: 1 }),
-        { fleet: 'f1', job: 'j1', owner, mountTargetSubnet: net.subnets[0] },
-        'mf/f1/j1',
-      );
-      const refused = await runScratchJob(request({ command: '/bin/sh', args: ['-c', 'exit 7'] }));
-      expect(refused.setupError).toMatch(`file system ${id} belongs to instance ${owner} (running)`);
-      expect(refused).toMatchObject({
-        exitStatus: 75,
-        job: undefined,
-        teardown: { status: 'nothing-created' },
-      });
-      const [kept] = await fileSystems();
-      expect(kept.Tags).toContainEqual({ Key: TAG_OWNER_INSTANCE, Value: owner });
-      expect(await mountTargetsOf(id)).toHaveLength(1);
-
       await ec2.send(new TerminateInstancesCommand({ InstanceIds: [owner] }));
-      const reused = await runScratchJob(request());
-      expect(reused).toMatchObject({
-        exitStatus: 0,
-        reused: true,
-        fileSystemId: id,
-        teardown: { status: 'deleted' },
-      });
-      expect(await fileSystems()).toEqual([]);
+      // An orphan of job j1 in this zone (owner gone) and one in another zone, with today's job-keyed token.
+      const orphans = [
+        await createScratchFileSystem(
+          efsClient({ maxAttempts: 1 }),
+          { fleet: 'f1', job: 'j1', owner, mountTargetSubnet: net.subnets[0] },
+          'mf/f1/j1',
+        ),
+        await createScratchFileSystem(
+          efsClient({ maxAttempts: 1 }),
+          { fleet: 'f1', job: 'j1', owner, mountTargetSubnet: net.subnets[1] },
+          'mf/f1/j1-other-zone',
+        ),
+      ];
+      const result = await runScratchJob(request());
+      expect(result).toMatchObject({ exitStatus: 0, teardown: { status: 'deleted' } });
+      expect(orphans).not.toContain(result.fileSystemId);
+      expect((await fileSystems()).map((f) => f.FileSystemId).sort()).toEqual([...orphans].sort());
+      for (const orphan of orphans) expect(await mountTargetsOf(orphan)).toHaveLength(1);
+      expect(proxy.count('efs', 'TagResource')).toBe(1); // its own teardown mark only
     });
 
     it("the user's own mount at --path", async () => {

@@ -78,7 +78,7 @@ describe('scratch locks (flock under the run dir)', () => {
 
   it('holds the job id and the path: a second run of either is refused, naming the holder', async () => {
     const base = { runDir: dir, fleetId: 'f1', waitSeconds: 0 };
-    const release = await holdJobAndPath({ ...base, jobId: 'j1', path: join(dir, 'scratch') });
+    const held = await holdJobAndPath({ ...base, jobId: 'j1', path: join(dir, 'scratch') });
     try {
       await expect(holdJobAndPath({ ...base, jobId: 'j1', path: join(dir, 'other') })).rejects.toThrow(
         new RegExp(
@@ -86,15 +86,20 @@ describe('scratch locks (flock under the run dir)', () => {
             'wait for it to end, or use another --job$',
         ),
       );
-      // Another spelling of the same directory is the same path.
-      await expect(holdJobAndPath({ ...base, jobId: 'j2', path: `${dir}/./scratch/` })).rejects.toThrow(
+      await expect(holdJobAndPath({ ...base, jobId: 'j2', path: join(dir, 'scratch') })).rejects.toThrow(
         `--path ${dir}/scratch is in use on this instance by job j1 at ${dir}/scratch`,
       );
-      // The refused path did not keep j2's job lock.
-      (await holdJobAndPath({ ...base, jobId: 'j2', path: join(dir, 'other') }))();
+      // A path inside the held one, or containing it, is refused too, naming the holder.
+      for (const nested of [join(dir, 'scratch', 'inner'), dir]) {
+        await expect(holdJobAndPath({ ...base, jobId: 'j2', path: nested })).rejects.toThrow(
+          `--path ${nested} nests with the path of job j1 at ${dir}/scratch`,
+        );
+      }
+      // A sibling whose name starts the same is no nesting; the refusals did not keep j2's job lock.
+      (await holdJobAndPath({ ...base, jobId: 'j2', path: join(dir, 'scratch2') })).release();
     } finally {
-      release();
+      held.release();
     }
-    (await holdJobAndPath({ ...base, jobId: 'j1', path: join(dir, 'scratch') }))();
+    (await holdJobAndPath({ ...base, jobId: 'j1', path: join(dir, 'scratch', 'inner') })).release();
   });
 });

@@ -2,27 +2,35 @@ import {
   CREATION_TOKEN_MAX,
   creationToken,
   generateJobId,
+  generateRunId,
   jobIdProblem,
   nameTag,
+  RUN_ID_PATTERN,
 } from '../../../core/scratch/naming';
 
 describe('creationToken', () => {
-  it('is fleet + job, readable, when it fits in 64 characters', () => {
-    expect(creationToken('gpu', 'train-42')).toBe('mf/gpu/train-42');
+  const run = generateRunId(Date.UTC(2026, 10, 22, 15, 6, 44), () => Buffer.alloc(8, 0x9c));
+
+  it('is fleet + run, readable, when it fits in 64 characters', () => {
+    expect(creationToken('gpu', run)).toBe('mf/gpu/r20261122t150644-9c9c9c9c9c9c9c9c');
   });
 
-  it('hashes long job ids into 64 characters, deterministically and without collisions', () => {
-    const longJob = `batch:${'a'.repeat(100)}`;
-    const token = creationToken('a-fleet-with-a-long-name-0123456', longJob);
+  it('hashes into 64 characters for a long fleet id, deterministically and without collisions', () => {
+    const fleet = 'a-fleet-with-a-long-name-0123456';
+    const token = creationToken(fleet, run);
     expect(token).toHaveLength(CREATION_TOKEN_MAX);
     expect(token).toMatch(/^mf\/a-fleet-with-a-long-name-0123456\/#[0-9a-f]+$/);
-    expect(creationToken('a-fleet-with-a-long-name-0123456', longJob)).toBe(token);
-    expect(creationToken('a-fleet-with-a-long-name-0123456', `${longJob}b`)).not.toBe(token);
-    expect(creationToken('another-fleet', longJob)).not.toBe(creationToken('a-fleet', longJob));
+    expect(creationToken(fleet, run)).toBe(token);
+    expect(creationToken(fleet, generateRunId())).not.toBe(token);
+    expect(creationToken('another-fleet', run)).not.toBe(creationToken('a-fleet', run));
   });
+});
 
-  it('never confuses a plain token with a hashed one (job ids cannot contain #)', () => {
-    expect(jobIdProblem('#abc')).toBeDefined();
+describe('run ids', () => {
+  it('are new for every run: two runs of one job never share a CreationToken', () => {
+    const ids = new Set(Array.from({ length: 1000 }, () => generateRunId()));
+    expect(ids.size).toBe(1000);
+    for (const id of ids) expect(id).toMatch(RUN_ID_PATTERN);
   });
 });
 

@@ -1,0 +1,114 @@
+/**
+ * Everything `scratch run` checks and prepares on the instance before its first IMDS or AWS call, in the
+ * order that gives the clearest answer: root; the path, resolved through symlinks and checked again; the
+ * run's locks (so a second run is told what holds the job or path, not that the path is mounted); the EFS
+ * mount helper and a path that is no mount point yet; then the path's directories, created now so that a
+ * path that cannot be made (below a read-only mount) fails before anything is paid for.
+ */
+import { mkdirSync, realpathSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { checkMountPath, withoutTrailingSlash } from '../paths';
+import { mountPreflightProblem, rootProblem } from './preflight';
+import { LockFileError } from './lock';
+import { holdJobAndPath, type HeldRunLocks } from './run-locks';
+import { ScratchInUseError } from './setup-errors';
+import { ScratchSettingsError } from './settings';
+
+export interface LocalSetupRequest {
+  readonly runDir: string;
+  readonly fleetId: string;
+  readonly jobId: string;
+  /** `--path` (or agent.json's) as given. */
+  readonly path: string;
+  /** 0 refuses a held job id or path at once; undefined waits without limit; n waits at most n seconds. */
+  readonly waitLockSeconds?: number;
+  /** MOUNTFLEET_EFS_MOUNT_HELPER; the system's mount.efs when unset. */
+  readonly mountHelper?: string;
+  readonly signal?: AbortSignal;
+  readonly log: (line: string) => void;
+  /** @default process.getuid() */
+  readonly uid?: number;
+}
+
+export interface LocalSetup {
+  /** The resolved mount path (no symlink in it): what is locked, mounted and given to the job. */
+  readonly path: string;
+  readonly locks: HeldRunLocks;
+  /** The outermost directory created for the path (teardown removes it again), if any. */
+  readonly createdDirectory?: string;
+}
+
+/**
+ * Runs the local checks; throws ScratchSettingsError (exit 2: fix the flags or the machine) or
+ * ScratchInUseError (exit 75: another run holds the job id or a nesting path). Nothing is left held or
+ * created when it throws.
+ */
+export async function prepareLocalRun(request: LocalSetupRequest): Promise<LocalSetup> {
+  const notRoot = rootProblem(request.uid);
+  if (notRoot !== undefined) throw new ScratchSettingsError(notRoot);
+  const path = resolvedPath(request.path, request.log);
+  const locks = await holdLocks(request, path);
+  try {
+    const mountProblem = mountPreflightProblem({ path, mountHelper: request.mountHelper });
+    if (mountProblem !== undefined) throw new ScratchSettingsError(mountProblem);
+    return { path, locks, createdDirectory: createPath(path) };
+  } catch (err) {
+    locks.release();
+    throw err;
+  }
+}
+
+/** The path with every symlink resolved, checked against the mount-path rules again. */
+function resolvedPath(given: string, log: (line: string) => void): string {
+  const problem = checkMountPath(given);
+  if (problem) throw new ScratchSettingsError(`--path: ${problem}`);
+  const real = realMountPath(given);
+  if (real === given) return given;
+  const realProblem = checkMountPath(real);
+  if (realProblem) {
+    throw new ScratchSettingsError(
+      `--path ${given} resolves through a symlink to ${real}, which ${realProblem}: pass a real directory`,
+    );
+  }
+  log(`--path ${given} resolves through a symlink to ${real}: mounting there`);
+  return real;
+}
+
+async function holdLocks(request: LocalSetupRequest, path: string): Promise<HeldRunLocks> {
+  const lockRequest = { ...request, path, waitSeconds: 0 };
+  try {
+    return await holdJobAndPath(lockRequest);
+  } catch (err) {
+    if (err instanceof LockFileError) throw new ScratchSettingsError(err.message);
+    if (!(err instanceof ScratchInUseError) || request.waitLockSeconds === 0) throw err;
+    const limit = request.waitLockSeconds === undefined ? '' : ` (at most ${request.waitLockSeconds} s)`;
+    request.log(`${err.message}: waiting${limit}`);
+    return holdJobAndPath({ ...lockRequest, waitSeconds: request.waitLockSeconds });
+  }
+}
+
+/** Creates the path's missing directories; a failure names the path and the cause. */
+function createPath(path: string): string | undefined {
+  try {
+    return mkdirSync(path, { recursive: true });
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    throw new ScratchSettingsError(
+      `--path ${path} cannot be created (${e.code ?? 'error'}: ${e.message}): pass a path on a writable file system`,
+    );
+  }
+}
+
+/**
+ * The absolute path with every symlink in its existing part resolved (the rest, not created yet, kept as
+ * given), so `/mnt/x` → `/etc` is seen as `/etc` before anything is mounted there.
+ */
+export function realMountPath(path: string): string {
+  const absolute = withoutTrailingSlash(path);
+  try {
+    return realpathSync(absolute);
+  } catch {
+    const parent = dirname(absolute);
+    return parent === absolute ? absolute : join(realMountPath(parent), basename(absolute));
+  }
+}
