@@ -21,7 +21,13 @@
  * A mount target still being created or updated is evidence of use too; it is only visible to the
  * DescribeMountTargets call that deletion starts with, so reaper.ts applies that rule there.
  */
-import { TAG_MARKED_IDLE_AT } from '../tags';
+import {
+  TAG_JOB,
+  TAG_MARKED_IDLE_AT,
+  TAG_OWNER_INSTANCE,
+  TAG_RUN,
+  TAG_TEARDOWN_STARTED_AT,
+} from '../tags';
 
 export interface FileSystemFacts {
   readonly id: string;
@@ -37,6 +43,9 @@ export interface FileSystemFacts {
   readonly mountTargets: number;
   /** The `mountfleet:owner-instance` tag, when present. */
   readonly ownerInstanceId?: string;
+  /** The `mountfleet:job` and `mountfleet:run` tags, when present (the re-check before deletion compares them). */
+  readonly jobId?: string;
+  readonly runId?: string;
   /** The raw `mountfleet:marked-idle-at` tag, when present. */
   readonly markedIdleAt?: string;
 }
@@ -52,8 +61,16 @@ export type ConnectionEvidence =
   | { readonly kind: 'unavailable'; readonly error: string };
 
 export type OwnerEvidence =
-  /** The owner has let go of its scratch: gone or stopped (core/owner-state.ts). */
-  | { readonly kind: 'gone'; readonly ownerState: 'gone' | 'stopped'; readonly detail: string }
+  /**
+   * The owner has let go of its scratch: gone or stopped (core/owner-state.ts). `unknown`: EC2 did not
+   * return it at all — long gone, or so new that EC2 does not show it yet (see OWNER_VISIBILITY_MINUTES).
+   */
+  | {
+      readonly kind: 'gone';
+      readonly ownerState: 'gone' | 'stopped';
+      readonly detail: string;
+      readonly unknown?: boolean;
+    }
   | { readonly kind: 'present'; readonly state: string }
   /** DescribeInstances failed: never evidence that the owner is gone. */
   | { readonly kind: 'lookup-failed'; readonly error: string };
@@ -73,6 +90,11 @@ export interface GoneInstance {
    * file system whose only user is gone, while a warned instance still runs its job.
    */
   readonly confirmed: boolean;
+  /**
+   * EC2 did not return the instance at all: long gone — or launched so recently that EC2 does not show it
+   * yet, so a file system younger than OWNER_VISIBILITY_MINUTES is kept all the same.
+   */
+  readonly unknownToEc2?: boolean;
 }
 
 export interface DecisionContext {
@@ -139,6 +161,10 @@ export function decide(fs: FileSystemFacts, evidence: Evidence, ctx: DecisionCon
     fs.ownerInstanceId !== undefined &&
     ctx.goneInstance?.confirmed === true &&
     ctx.goneInstance.instanceId === fs.ownerInstanceId;
+  if (ownerConfirmedGone && ctx.goneInstance?.unknownToEc2) {
+    const visibility = unknownOwnerTooYoung(fs, fs.ownerInstanceId!, ctx);
+    if (visibility) return visibility;
+  }
   if (ctx.now - fs.createdAt < ctx.graceMinutes * MINUTE && !ownerConfirmedGone) {
     return keep(`young: created ${ageMinutes} min ago, grace period ${ctx.graceMinutes} min`);
   }
@@ -172,7 +198,7 @@ export function decide(fs: FileSystemFacts, evidence: Evidence, ctx: DecisionCon
     if (!ctx.goneInstance.confirmed && connections.kind === 'no-data') {
       const ownerEvidence = evidence.owner;
       if (ownerEvidence === undefined) return { need: 'owner', instanceId: owner };
-      if (ownerEvidence.kind === 'gone') return del(`owner ${owner} ${ownerEvidence.detail}`);
+      if (ownerEvidence.kind === 'gone') return ownerGone(fs, owner, ownerEvidence, ctx);
       return keep(
         `${ctx.goneInstance.cause} for owner ${owner}: instance still running, no datapoints — waiting for it to end`,
       );
@@ -185,7 +211,7 @@ export function decide(fs: FileSystemFacts, evidence: Evidence, ctx: DecisionCon
   } else {
     const ownerEvidence = evidence.owner;
     if (ownerEvidence === undefined) return { need: 'owner', instanceId: owner };
-    if (ownerEvidence.kind === 'gone') return del(`owner ${owner} ${ownerEvidence.detail}`);
+    if (ownerEvidence.kind === 'gone') return ownerGone(fs, owner, ownerEvidence, ctx);
     ownerNote =
       ownerEvidence.kind === 'present'
         ? `owner ${owner} ${ownerEvidence.state}`
@@ -205,4 +231,66 @@ export function decide(fs: FileSystemFacts, evidence: Evidence, ctx: DecisionCon
   return keep(
     `${idle}; marked ${minutesBetween(markedAt, ctx.now)} min ago, deletes once the mark is ${ctx.idleWindowMinutes} min old`,
   );
+}
+
+/**
+ * EC2 is eventually consistent: an instance launched moments ago may be missing from DescribeInstances
+ * for minutes (AWS advises backing off for up to about five). So an owner EC2 does not know counts as gone
+ * only once the file system is older than this; a younger one is kept, whatever the grace period.
+ */
+export const OWNER_VISIBILITY_MINUTES = 10;
+
+/** Keeps a file system too young for its owner's absence from EC2 to mean anything; undefined otherwise. */
+function unknownOwnerTooYoung(fs: FileSystemFacts, owner: string, ctx: DecisionContext): Decision | undefined {
+  if (ctx.now - fs.createdAt >= OWNER_VISIBILITY_MINUTES * MINUTE) return undefined;
+  return {
+    action: 'keep',
+    reason:
+      `owner ${owner} is not known to EC2, but the file system is ${minutesBetween(fs.createdAt, ctx.now)} min old: ` +
+      `a new instance can be missing from EC2's answers for minutes, so an unknown owner counts as gone only after ` +
+      `${OWNER_VISIBILITY_MINUTES} min`,
+  };
+}
+
+function ownerGone(
+  fs: FileSystemFacts,
+  owner: string,
+  evidence: Extract<OwnerEvidence, { kind: 'gone' }>,
+  ctx: DecisionContext,
+): Decision {
+  const tooYoung = evidence.unknown ? unknownOwnerTooYoung(fs, owner, ctx) : undefined;
+  return tooYoung ?? { action: 'delete', reason: `owner ${owner} ${evidence.detail}` };
+}
+
+/** What the re-check before a deletion compares, with the name a report gives it. */
+const RECHECKED: ReadonlyArray<readonly [keyof FileSystemFacts, string]> = [
+  ['lifeCycleState', 'lifecycle state'],
+  ['ownerInstanceId', TAG_OWNER_INSTANCE],
+  ['jobId', TAG_JOB],
+  ['runId', TAG_RUN],
+  ['teardownStartedAt', TAG_TEARDOWN_STARTED_AT],
+  ['markedIdleAt', TAG_MARKED_IDLE_AT],
+  ['foreign', 'ownership (CreationToken, One Zone, backups)'],
+];
+
+/**
+ * What changed between the description a deletion was decided on and the one read right before deleting,
+ * or undefined when nothing that matters did. Any change cancels the deletion for this run: someone acted
+ * on the file system meanwhile, and the next run decides on what it finds then. A mount target that
+ * appeared counts too when "no mount target" was the decision's evidence.
+ */
+export function changeSinceDecision(
+  decided: FileSystemFacts,
+  now: FileSystemFacts,
+  decision: Decision,
+): string | undefined {
+  for (const [field, name] of RECHECKED) {
+    if (decided[field] !== now[field]) {
+      return `${name} changed from ${String(decided[field] ?? '(none)')} to ${String(now[field] ?? '(none)')}`;
+    }
+  }
+  if (decision.basis === 'no-mount-target' && now.mountTargets > 0) {
+    return `a mount target appeared (${now.mountTargets} now)`;
+  }
+  return undefined;
 }

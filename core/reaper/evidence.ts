@@ -16,11 +16,18 @@ import {
   type MetricDataQuery,
 } from '@aws-sdk/client-cloudwatch';
 import type { EC2Client, Filter } from '@aws-sdk/client-ec2';
-import type { EFSClient, FileSystemDescription } from '@aws-sdk/client-efs';
-import { errorText } from '../errors';
+import { DescribeFileSystemsCommand, type EFSClient, type FileSystemDescription } from '@aws-sdk/client-efs';
+import { errorText, undefinedIfNotFound } from '../errors';
 import { listFleetFileSystemDescriptions, tagValue } from '../fleet-file-systems';
 import { creationTokenPrefix } from '../scratch/naming';
-import { TAG_FLEET, TAG_MARKED_IDLE_AT, TAG_OWNER_INSTANCE, TAG_TEARDOWN_STARTED_AT } from '../tags';
+import {
+  TAG_FLEET,
+  TAG_JOB,
+  TAG_MARKED_IDLE_AT,
+  TAG_OWNER_INSTANCE,
+  TAG_RUN,
+  TAG_TEARDOWN_STARTED_AT,
+} from '../tags';
 import { ownerReleasedScratch, ownerStateOfInstance } from '../owner-state';
 import { type ConnectionEvidence, type FileSystemFacts, type OwnerEvidence } from './decide';
 
@@ -53,7 +60,12 @@ export function foreignReason(fs: FileSystemDescription, fleetId: string): strin
  * Those the fleet did not make (see foreignReason) are listed with the reason, to be reported and kept.
  */
 export async function listFleetFileSystems(efs: EFSClient, fleetId: string): Promise<FileSystemFacts[]> {
-  return (await listFleetFileSystemDescriptions(efs, fleetId)).map((fs) => ({
+  return (await listFleetFileSystemDescriptions(efs, fleetId)).map((fs) => factsOf(fs, fleetId));
+}
+
+/** What the reaper's decisions read from one DescribeFileSystems entry. */
+export function factsOf(fs: FileSystemDescription, fleetId: string): FileSystemFacts {
+  return {
     id: fs.FileSystemId!,
     arn: fs.FileSystemArn,
     foreign: foreignReason(fs, fleetId),
@@ -62,8 +74,26 @@ export async function listFleetFileSystems(efs: EFSClient, fleetId: string): Pro
     createdAt: fs.CreationTime?.getTime() ?? 0,
     mountTargets: fs.NumberOfMountTargets ?? 0,
     ownerInstanceId: tagValue(fs, TAG_OWNER_INSTANCE),
+    jobId: tagValue(fs, TAG_JOB),
+    runId: tagValue(fs, TAG_RUN),
     markedIdleAt: tagValue(fs, TAG_MARKED_IDLE_AT),
-  }));
+  };
+}
+
+/**
+ * The one file system as it is now (one DescribeFileSystems by id), or undefined when it is gone: the
+ * re-check right before a deletion (reaper.ts).
+ */
+export async function describeFacts(
+  efs: EFSClient,
+  fileSystemId: string,
+  fleetId: string,
+): Promise<FileSystemFacts | undefined> {
+  const fs = await undefinedIfNotFound('FileSystemNotFound', async () => {
+    const out = await efs.send(new DescribeFileSystemsCommand({ FileSystemId: fileSystemId }));
+    return out.FileSystems?.[0];
+  });
+  return fs === undefined || fs.LifeCycleState === 'deleted' ? undefined : factsOf(fs, fleetId);
 }
 
 export interface MetricWindow {
@@ -178,6 +208,7 @@ function ownerEvidence(state: string | undefined): OwnerEvidence {
     return {
       kind: 'gone',
       ownerState: 'gone',
+      unknown: true,
       detail: 'is unknown to EC2 (terminated long ago or never existed)',
     };
   const ownerState = ownerStateOfInstance(state);

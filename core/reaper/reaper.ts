@@ -14,6 +14,7 @@ import type { ResourceGroupsTaggingAPIClient } from '@aws-sdk/client-resource-gr
 import { backoffDelay, systemClock, type Clock } from '../clock';
 import { listMountTargets, teardownFileSystem } from '../efs-teardown';
 import {
+  changeSinceDecision,
   decide,
   isNeed,
   type ConnectionEvidence,
@@ -25,7 +26,13 @@ import {
   type OwnerEvidence,
 } from './decide';
 import { errorName, errorText } from '../errors';
-import { connectionWindow, listFleetFileSystems, lookupOwners, readConnections } from './evidence';
+import {
+  connectionWindow,
+  describeFacts,
+  listFleetFileSystems,
+  lookupOwners,
+  readConnections,
+} from './evidence';
 import { markIdle, unmarkIdle, type MarkResults } from './marks';
 import { emptyReport, type ReapReport } from './report';
 import type { ReaperSettings } from './settings';
@@ -151,19 +158,29 @@ type DeletionResult =
 const MOUNT_TARGET_IN_USE_STATES = new Set(['creating', 'updating']);
 
 /**
- * Deletes one file system: straight to DeleteFileSystem when it had no mount target, else the full teardown
- * on the mount targets described once here. FileSystemInUse on the direct delete means a mount target
- * appeared since the listing: when "no mount target" was the decision's only evidence that contradicts it
- * (someone is setting the file system up), so it is kept; evidence that does not depend on mount targets
- * (owner gone, lifecycle error) still holds, and the full teardown removes the new mount target too —
- * unless a mount target is still being created or updated, which contradicts every decision.
+ * Deletes one file system, having first read it again: anything that changed since the decision (owner,
+ * job, run, teardown or idle tags, lifecycle state, ownership) cancels the deletion for this run — nothing
+ * is deleted on evidence older than the one DescribeFileSystems right before the first irreversible call.
+ * Then straight to DeleteFileSystem when it has no mount target, else the full teardown on the mount
+ * targets described once here. FileSystemInUse on the direct delete means a mount target appeared since the
+ * re-check: when "no mount target" was the decision's only evidence that contradicts it (someone is setting
+ * the file system up), so it is kept; evidence that does not depend on mount targets (owner gone, lifecycle
+ * error) still holds, and the full teardown removes the new mount target too — unless a mount target is
+ * still being created or updated, which contradicts every decision.
  */
 async function deleteFileSystem(
   efs: EFSClient,
-  fs: FileSystemFacts,
+  fleetId: string,
+  decided: FileSystemFacts,
   decision: Decision,
   clock: Clock,
 ): Promise<DeletionResult> {
+  const fs = await describeFacts(efs, decided.id, fleetId);
+  if (fs === undefined) return { status: 'deleted' };
+  const changed = changeSinceDecision(decided, fs, decision);
+  if (changed !== undefined) {
+    return { status: 'contradicted', reason: `re-checked before deleting: ${changed}; decided again next run` };
+  }
   if (fs.mountTargets === 0) {
     try {
       await efs.send(new DeleteFileSystemCommand({ FileSystemId: fs.id }));
@@ -175,7 +192,7 @@ async function deleteFileSystem(
       if (decision.basis === 'no-mount-target') {
         return {
           status: 'contradicted',
-          reason: 'a mount target appeared since the listing; decided again next run',
+          reason: 'a mount target appeared since the re-check; decided again next run',
         };
       }
     }
@@ -208,7 +225,11 @@ async function confirmEnd(
   const owners = await lookupOwners(ec2, fleetId, [claimed.instanceId]);
   const owner = owners.get(claimed.instanceId)!;
   if (owner.kind !== 'gone' || owner.ownerState !== 'gone') return { owners };
-  return { goneInstance: { ...claimed, cause: `${claimed.cause}; EC2: ${owner.detail}` }, owners };
+  return {
+    // An instance EC2 does not know at all may be one it does not show yet: decide.ts keeps young file systems.
+    goneInstance: { ...claimed, cause: `${claimed.cause}; EC2: ${owner.detail}`, unknownToEc2: owner.unknown },
+    owners,
+  };
 }
 
 export async function reap(
@@ -307,7 +328,7 @@ export async function reap(
       return;
     }
     try {
-      const result = await deleteFileSystem(clients.efs, fs, decision, clock);
+      const result = await deleteFileSystem(clients.efs, settings.fleetId, fs, decision, clock);
       if (result.status === 'deleted') return record(fs, decision, 'deleted');
       if (result.status === 'contradicted') return record(fs, decision, 'kept', result.reason);
       waiting.push(item);

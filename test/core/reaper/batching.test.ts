@@ -6,6 +6,7 @@ import { TerminateInstancesCommand } from '@aws-sdk/client-ec2';
 import { CreateFileSystemCommand } from '@aws-sdk/client-efs';
 import { cloudWatchClient, ec2Client } from '../../../core/aws';
 import { listFleetFileSystems, lookupOwners, readConnections } from '../../../core/reaper/evidence';
+import { OWNER_VISIBILITY_MINUTES } from '../../../core/reaper/decide';
 import { reap } from '../../../core/reaper/reaper';
 import { reaperSettingsFromFlags } from '../../../core/reaper/settings';
 import type { RequestInfo } from '../../support/fault-proxy';
@@ -162,8 +163,17 @@ describe('reaper reads and the event fast path (emulator + fault proxy)', () => 
     const ordinary = await reap(c, settings, { clock: later, goneInstance: claim(stillRunning) });
     expect(ordinary).toMatchObject({ deleted: [], marked: [young], failed: [] });
 
-    // Not found is gone: terminated instances vanish from DescribeInstances after about an hour.
-    const confirmed = await reap(c, settings, { clock, goneInstance: claim(UNKNOWN_INSTANCE) });
+    // Not found is gone — terminated instances vanish from DescribeInstances after about an hour — but only
+    // past EC2's visibility window: a new instance can be missing from its answers for minutes.
+    const tooSoon = await reap(c, settings, { clock, goneInstance: claim(UNKNOWN_INSTANCE) });
+    expect(tooSoon).toMatchObject({ deleted: [], failed: [] });
+    expect(tooSoon.kept).toEqual([
+      { id: vanished, reason: expect.stringMatching(/is not known to EC2, but the file system is [12] min old/) },
+    ]);
+    const confirmed = await reap(c, settings, {
+      clock: clockAt(OWNER_VISIBILITY_MINUTES),
+      goneInstance: claim(UNKNOWN_INSTANCE),
+    });
     expect(confirmed).toMatchObject({ deleted: [vanished], kept: [], failed: [] });
     expect([...(await describeAll(c.efs)).keys()]).toEqual([young]);
   });
@@ -195,13 +205,14 @@ describe('reaper reads and the event fast path (emulator + fault proxy)', () => 
     const report = await reap(c, reaperSettingsFromFlags({ fleetId: 'f1' }), { clock: clockAt(60) });
 
     expect(report).toMatchObject({ deleted: [orphan], failed: [] });
+    // DescribeFileSystems twice: the listing, and the re-check right before the first delete.
     const efs = Object.fromEntries(
       Object.entries(emu.proxy.stats().byOperation)
         .filter(([op]) => op.startsWith('efs:'))
         .map(([op, st]) => [op, st.requests]),
     );
     expect(efs).toEqual({
-      'efs:DescribeFileSystems': 1,
+      'efs:DescribeFileSystems': 2,
       'efs:DescribeMountTargets': 1,
       'efs:DeleteMountTarget': 1,
       'efs:DeleteFileSystem': 1,

@@ -3,11 +3,21 @@
  * fail to finish, but never deletes what it should keep; once the faults stop, two runs clear every orphan.
  * And the race between listing and deleting: a mount target that appears in between.
  */
-import { CreateMountTargetCommand, DescribeMountTargetsCommand } from '@aws-sdk/client-efs';
+import {
+  CreateMountTargetCommand,
+  DescribeMountTargetsCommand,
+  TagResourceCommand,
+  type Tag,
+} from '@aws-sdk/client-efs';
 import { reap } from '../../../core/reaper/reaper';
 import type { ReapReport } from '../../../core/reaper/report';
 import { reaperSettingsFromFlags } from '../../../core/reaper/settings';
-import { TAG_MARKED_IDLE_AT } from '../../../core/tags';
+import {
+  TAG_JOB,
+  TAG_MARKED_IDLE_AT,
+  TAG_OWNER_INSTANCE,
+  TAG_TEARDOWN_STARTED_AT,
+} from '../../../core/tags';
 import { createNetwork } from '../../support/fixtures';
 import {
   UNKNOWN_INSTANCE,
@@ -366,7 +376,7 @@ describe('reap under throttling and 5xx (emulator + fault proxy)', () => {
       {
         id: settingUp,
         reason: expect.stringMatching(
-          /^no mount target .*; a mount target appeared since the listing; decided again next run$/,
+          /^no mount target .*; a mount target appeared since the re-check; decided again next run$/,
         ),
       },
     ]);
@@ -374,5 +384,63 @@ describe('reap under throttling and 5xx (emulator + fault proxy)', () => {
     expect([...left.keys()]).toEqual([settingUp]);
     const mountTargets = await setup.efs.send(new DescribeMountTargetsCommand({ FileSystemId: settingUp }));
     expect(mountTargets.MountTargets).toHaveLength(1);
+  });
+
+  it('re-reads each file system right before deleting it, and keeps any whose tags or state changed since the decision', async () => {
+    emu.proxy.clear();
+    const setup = reaperClients();
+    const net = await createNetwork(setup.ec2, 1);
+    const [terminated] = await launchOwners(setup.ec2, 'f1', 'terminated');
+    const [newOwner] = await launchOwners(setup.ec2, 'f1', 'running');
+    const clock = clockAt(60);
+    const orphan = (mountTarget: boolean) =>
+      createFileSystem(setup.efs, net, { fleet: 'f1', owner: terminated, mountTarget });
+    // Every one is decided "delete: owner terminated"; between that decision and the deletion, someone acts
+    // on all but the last (an old agent adopting it, a reaper marking it, a teardown starting).
+    const changes: Record<string, Tag> = {
+      [await orphan(true)]: { Key: TAG_OWNER_INSTANCE, Value: newOwner },
+      [await orphan(true)]: { Key: TAG_MARKED_IDLE_AT, Value: new Date(clock.now()).toISOString() },
+      [await orphan(false)]: { Key: TAG_TEARDOWN_STARTED_AT, Value: new Date(clock.now()).toISOString() },
+      [await orphan(false)]: { Key: TAG_JOB, Value: 'a-re-run' },
+    };
+    const untouched = await orphan(true);
+    const clients = reaperClients();
+    // The change lands just before the first call the reaper makes for that one file system after deciding
+    // (a re-check, a mount-target read or a delete, whichever the code makes first).
+    const changed = new Set<string>();
+    clients.efs.middlewareStack.add(
+      (next, context) => async (args) => {
+        const { FileSystemId } = args.input as { FileSystemId?: string };
+        const perFileSystem = [
+          'DescribeFileSystemsCommand',
+          'DescribeMountTargetsCommand',
+          'DeleteFileSystemCommand',
+        ].includes(context.commandName ?? '');
+        if (perFileSystem && FileSystemId && changes[FileSystemId] && !changed.has(FileSystemId)) {
+          changed.add(FileSystemId);
+          await setup.efs.send(new TagResourceCommand({ ResourceId: FileSystemId, Tags: [changes[FileSystemId]] }));
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'someoneActsMeanwhile' },
+    );
+
+    const report = await reap(clients, reaperSettingsFromFlags({ fleetId: 'f1' }), { clock });
+
+    expect(report).toMatchObject({ deleted: [untouched], failed: [] });
+    expect(changed.size).toBe(4);
+    expect(report.kept).toHaveLength(4);
+    for (const [id, tag] of Object.entries(changes)) {
+      expect(report.kept).toContainEqual({
+        id,
+        reason: expect.stringContaining(`re-checked before deleting: ${tag.Key} changed from `),
+      });
+    }
+    const left = await describeAll(setup.efs);
+    expect([...left.keys()].sort()).toEqual(Object.keys(changes).sort());
+    for (const id of Object.keys(changes)) {
+      const targets = await setup.efs.send(new DescribeMountTargetsCommand({ FileSystemId: id }));
+      expect(targets.MountTargets!.length).toBe(left.get(id)!.NumberOfMountTargets);
+    }
   });
 });

@@ -77,7 +77,7 @@ describe('runScratchJob (emulator)', () => {
     expect(log.at(-1)).toMatch(
       new RegExp(
         `^TEARDOWN INCOMPLETE \\(could not delete\\): ${result.fileSystemId} still exists \\(ServiceUnavailable.*` +
-          `It keeps its tags mountfleet:fleet=f1, mountfleet:owner-instance=i-0123456789abcdef0, mountfleet:job=j1: ` +
+          `It keeps its tags mountfleet:fleet=f1, mountfleet:owner-instance=i-0123456789abcdef0, mountfleet:job=j1, mountfleet:run=${result.runId}: ` +
           `the orphan reaper deletes it .*\`mountfleet scratch delete ${result.fileSystemId}\` or \`mountfleet reap --fleet f1\``,
       ),
     );
