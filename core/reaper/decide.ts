@@ -21,13 +21,7 @@
  * A mount target still being created or updated is evidence of use too; it is only visible to the
  * DescribeMountTargets call that deletion starts with, so reaper.ts applies that rule there.
  */
-import {
-  TAG_JOB,
-  TAG_MARKED_IDLE_AT,
-  TAG_OWNER_INSTANCE,
-  TAG_RUN,
-  TAG_TEARDOWN_STARTED_AT,
-} from '../tags';
+import { TAG_JOB, TAG_MARKED_IDLE_AT, TAG_OWNER_INSTANCE, TAG_RUN, TAG_TEARDOWN_STARTED_AT } from '../tags';
 
 export interface FileSystemFacts {
   readonly id: string;
@@ -241,7 +235,11 @@ export function decide(fs: FileSystemFacts, evidence: Evidence, ctx: DecisionCon
 export const OWNER_VISIBILITY_MINUTES = 10;
 
 /** Keeps a file system too young for its owner's absence from EC2 to mean anything; undefined otherwise. */
-function unknownOwnerTooYoung(fs: FileSystemFacts, owner: string, ctx: DecisionContext): Decision | undefined {
+function unknownOwnerTooYoung(
+  fs: FileSystemFacts,
+  owner: string,
+  ctx: DecisionContext,
+): Decision | undefined {
   if (ctx.now - fs.createdAt >= OWNER_VISIBILITY_MINUTES * MINUTE) return undefined;
   return {
     action: 'keep',

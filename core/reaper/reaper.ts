@@ -179,7 +179,10 @@ async function deleteFileSystem(
   if (fs === undefined) return { status: 'deleted' };
   const changed = changeSinceDecision(decided, fs, decision);
   if (changed !== undefined) {
-    return { status: 'contradicted', reason: `re-checked before deleting: ${changed}; decided again next run` };
+    return {
+      status: 'contradicted',
+      reason: `re-checked before deleting: ${changed}; decided again next run`,
+    };
   }
   if (fs.mountTargets === 0) {
     try {
@@ -227,7 +230,11 @@ async function confirmEnd(
   if (owner.kind !== 'gone' || owner.ownerState !== 'gone') return { owners };
   return {
     // An instance EC2 does not know at all may be one it does not show yet: decide.ts keeps young file systems.
-    goneInstance: { ...claimed, cause: `${claimed.cause}; EC2: ${owner.detail}`, unknownToEc2: owner.unknown },
+    goneInstance: {
+      ...claimed,
+      cause: `${claimed.cause}; EC2: ${owner.detail}`,
+      unknownToEc2: owner.unknown,
+    },
     owners,
   };
 }

@@ -241,7 +241,9 @@ async function provision(
     waitOptions,
   );
   const mountTarget = await waitForMountTarget(request.efs, ensured.mountTarget, waitOptions);
-  log(`${ensured.reused ? 'found' : 'created'} mount target ${mountTarget.MountTargetId} at ${mountTarget.IpAddress}`);
+  log(
+    `${ensured.reused ? 'found' : 'created'} mount target ${mountTarget.MountTargetId} at ${mountTarget.IpAddress}`,
+  );
   return mountTarget.IpAddress;
 }
 

@@ -5,8 +5,9 @@
  * mount helper and a path that is no mount point yet; then the path's directories, created now so that a
  * path that cannot be made (below a read-only mount) fails before anything is paid for.
  */
-import { mkdirSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { makeDirectories } from '../directories';
 import { checkMountPath, withoutTrailingSlash } from '../paths';
 import { mountPreflightProblem, rootProblem } from './preflight';
 import { LockFileError } from './lock';
@@ -90,11 +91,10 @@ async function holdLocks(request: LocalSetupRequest, path: string): Promise<Held
 /** Creates the path's missing directories; a failure names the path and the cause. */
 function createPath(path: string): string | undefined {
   try {
-    return mkdirSync(path, { recursive: true });
+    return makeDirectories(path);
   } catch (err) {
-    const e = err as NodeJS.ErrnoException;
     throw new ScratchSettingsError(
-      `--path ${path} cannot be created (${e.code ?? 'error'}: ${e.message}): pass a path on a writable file system`,
+      `--path ${path} cannot be created (${(err as Error).message}): pass a path on a writable file system`,
     );
   }
 }

@@ -9,7 +9,8 @@
  * and its children never inherit the descriptor (a stray background process cannot keep a lock alive).
  */
 import { spawn } from 'node:child_process';
-import { closeSync, ftruncateSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { makeDirectories } from '../directories';
 import { join } from 'node:path';
 
 /** Exit status of `flock -n` / `flock -w` when the lock is held by someone else. */
@@ -56,9 +57,8 @@ export class LockFileError extends Error {
 }
 
 function lockFileError(file: string, err: unknown): LockFileError {
-  const e = err as NodeJS.ErrnoException;
   return new LockFileError(
-    `cannot write ${file} (${e.code ?? 'error'}: ${e.message}): the run dir must be writable and ` +
+    `cannot write ${file} (${(err as Error).message}): the run dir must be writable and ` +
       'not full; set MOUNTFLEET_RUN_DIR to another directory (default /run/mountfleet)',
     { cause: err },
   );
@@ -120,7 +120,7 @@ function readHolder(file: string): string {
 export function scratchLockDirectory(runDir: string): string {
   const dir = join(runDir, 'scratch-locks');
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o755 });
+    makeDirectories(dir, 0o755);
   } catch (err) {
     throw lockFileError(dir, err);
   }

@@ -51,7 +51,8 @@ function describeHolder(text: string): string {
 
 /** True when one path is the other or lies inside it. */
 export function pathsNest(a: string, b: string): boolean {
-  const inside = (inner: string, outer: string) => inner === outer || inner.startsWith(outer === sep ? sep : outer + sep);
+  const inside = (inner: string, outer: string) =>
+    inner === outer || inner.startsWith(outer === sep ? sep : outer + sep);
   return inside(a, b) || inside(b, a);
 }
 
@@ -152,7 +153,8 @@ async function holdPath(
     let inTheWay: { file: string; holder: string; nested: boolean } | undefined;
     try {
       const own = await acquireLock(ownFile, { ...options, waitSeconds: 0 });
-      if (own.status === 'busy') inTheWay = { file: ownFile, holder: describeHolder(own.holder), nested: false };
+      if (own.status === 'busy')
+        inTheWay = { file: ownFile, holder: describeHolder(own.holder), nested: false };
       else {
         const nested = await nestedHolder(dir, path, basename(ownFile), options.signal);
         if (nested === undefined) return own;
@@ -164,7 +166,10 @@ async function holdPath(
     }
     const secondsLeft = Math.floor((deadline - Date.now()) / 1000);
     if (secondsLeft > 0 && !options.signal?.aborted) {
-      const waited = await acquireLock(inTheWay.file, { ...options, waitSeconds: Math.min(secondsLeft, 86_400) });
+      const waited = await acquireLock(inTheWay.file, {
+        ...options,
+        waitSeconds: Math.min(secondsLeft, 86_400),
+      });
       if (waited.status === 'held') {
         waited.release();
         continue;

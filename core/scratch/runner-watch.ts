@@ -47,6 +47,7 @@ export function escapeMountinfo(path: string): string {
  * $6 device, $7 mount point (mountinfo-escaped), $8 job id. Every wait is bounded by the grace period.
  */
 const WATCHER = `
+trap '' PIPE HUP INT
 read -r said || said=
 [ "$said" = done ] && exit 0
 say() { printf 'mountfleet scratch: %s\\n' "$*" >&2 2>/dev/null || true; }

@@ -11,18 +11,7 @@ import { join } from 'node:path';
 import { processGroupMembers } from '../../../core/processes';
 import { FaultProxy } from '../../support/fault-proxy';
 import { removeEmptySystemdStandinScopes, SYSTEMD_STANDIN_BIN } from '../../support/standins';
-import {
-  fileSystemsOf,
-  job,
-  launchInstance,
-  leftovers,
-  mountsUnder,
-  NOTHING_LEFT,
-  sleep,
-  stopInstance,
-  useScratchRuns,
-  type ScratchRun,
-} from './harness';
+import { job, leftovers, mountsUnder, NOTHING_LEFT, sleep, useScratchRuns, type ScratchRun } from './harness';
 
 jest.setTimeout(120_000);
 
@@ -99,41 +88,6 @@ describe('mountfleet scratch run side by side', () => {
     go(first);
     expect((await first.exited).code).toBe(0); // its write went to its own mount (mountpoint -q held)
     expect(existsSync(first.path)).toBe(false); // nothing landed on the root disk under the path
-    expect(await leftovers(scratch.net)).toEqual(NOTHING_LEFT);
-  });
-
-  it("never shares a job's file system with a run of the same job on another instance", async () => {
-    // The first run is held between CreateFileSystem and CreateMountTarget: its file system has no mount
-    // target yet, which must not pass for "nobody uses it".
-    const first = await scratch.start({
-      job: 'two-hosts',
-      command: job('echo first-ran'),
-      faults: (p) =>
-        p.addRule({ service: 'efs', operation: 'CreateMountTarget', fault: { kind: 'delay', ms: 3000 } }),
-    });
-    await first.waitFor(/created file system fs-\w+/);
-    const other = await launchInstance(scratch.net);
-    try {
-      const second = await scratch.start({
-        job: 'two-hosts',
-        command: job('echo second-ran'),
-        instance: other,
-      });
-      expect((await second.exited).code).toBe(75);
-      const [fs] = await fileSystemsOf('two-hosts');
-      expect(second.stderr()).toContain(
-        `job two-hosts's file system ${fs.FileSystemId} belongs to instance ${scratch.instance.instanceId} (running)`,
-      );
-      expect(second.stderr()).not.toContain('second-ran');
-      for (const operation of ['TagResource', 'DeleteMountTarget', 'DeleteFileSystem', 'CreateMountTarget'])
-        expect({ operation, calls: second.proxy.count('efs', operation) }).toEqual({ operation, calls: 0 });
-
-      expect((await first.exited).code).toBe(0);
-      expect(first.stderr()).toContain('first-ran');
-      expect(first.stderr()).toContain(`deleted ${fs.FileSystemId}`);
-    } finally {
-      await stopInstance(other);
-    }
     expect(await leftovers(scratch.net)).toEqual(NOTHING_LEFT);
   });
 

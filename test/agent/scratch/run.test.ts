@@ -7,8 +7,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DescribeMountTargetsCommand, DescribeMountTargetSecurityGroupsCommand } from '@aws-sdk/client-efs';
-import { TerminateInstancesCommand } from '@aws-sdk/client-ec2';
-import { ec2Client, efsClient } from '../../../core/aws';
+import { efsClient } from '../../../core/aws';
 import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE } from '../../../core/tags';
 import {
   FLEET,
@@ -205,35 +204,6 @@ describe('mountfleet scratch run', () => {
     expect(existsSync(join(run.dir, 'term'))).toBe(true);
     expect(run.stderr()).toMatch(/Spot interruption notice: terminate at \S+Z; stopping the job/);
     expect(seconds).toBeLessThan(10);
-    expect(await leftovers(scratch.net)).toEqual(NOTHING_LEFT);
-  });
-
-  it('re-run with the same job id after a crash reuses its file system and mount target, and takes ownership', async () => {
-    const first = await scratch.start({ job: 'crashy', command: job('exec sleep 30') });
-    await first.waitFor(/\[running\]/);
-    first.child.kill('SIGKILL'); // the agent dies; its file system stays
-    await first.exited;
-    await scratch.cleanUp(first); // the instance reboots: job and mount gone
-    const [left] = await fileSystemsOf('crashy');
-    expect(left.NumberOfMountTargets).toBe(1);
-
-    // The instance is replaced (same zone): the old one is gone, so its file system is free to take over.
-    await ec2Client({ maxAttempts: 1 }).send(
-      new TerminateInstancesCommand({ InstanceIds: [scratch.instance.instanceId] }),
-    );
-    scratch.instance.imds.set({ instanceId: 'i-0fedcba9876543210' });
-    const second = await scratch.start({
-      job: 'crashy',
-      command: job('echo "files: $(ls "$MOUNTFLEET_SCRATCH" | wc -l)"'),
-    });
-    expect((await second.exited).code).toBe(0);
-    expect(second.stderr()).toContain(`reusing file system ${left.FileSystemId}`);
-    expect(second.stderr()).toMatch(/reusing mount target fsmt-\w+/);
-    expect(second.proxy.count('efs', 'CreateMountTarget')).toBe(0);
-    expect(second.proxy.count('ec2', 'DescribeInstances')).toBe(1); // the previous owner is checked first
-    // The owner tag moved to the new instance, then the teardown's start marked for the reaper.
-    expect(second.proxy.count('efs', 'TagResource')).toBe(2);
-    expect(second.stderr()).toContain(`deleted ${left.FileSystemId}`);
     expect(await leftovers(scratch.net)).toEqual(NOTHING_LEFT);
   });
 

@@ -168,7 +168,10 @@ describe('reaper reads and the event fast path (emulator + fault proxy)', () => 
     const tooSoon = await reap(c, settings, { clock, goneInstance: claim(UNKNOWN_INSTANCE) });
     expect(tooSoon).toMatchObject({ deleted: [], failed: [] });
     expect(tooSoon.kept).toEqual([
-      { id: vanished, reason: expect.stringMatching(/is not known to EC2, but the file system is [12] min old/) },
+      {
+        id: vanished,
+        reason: expect.stringMatching(/is not known to EC2, but the file system is [12] min old/),
+      },
     ]);
     const confirmed = await reap(c, settings, {
       clock: clockAt(OWNER_VISIBILITY_MINUTES),

@@ -12,12 +12,7 @@ import {
 import { reap } from '../../../core/reaper/reaper';
 import type { ReapReport } from '../../../core/reaper/report';
 import { reaperSettingsFromFlags } from '../../../core/reaper/settings';
-import {
-  TAG_JOB,
-  TAG_MARKED_IDLE_AT,
-  TAG_OWNER_INSTANCE,
-  TAG_TEARDOWN_STARTED_AT,
-} from '../../../core/tags';
+import { TAG_JOB, TAG_MARKED_IDLE_AT, TAG_OWNER_INSTANCE, TAG_TEARDOWN_STARTED_AT } from '../../../core/tags';
 import { createNetwork } from '../../support/fixtures';
 import {
   UNKNOWN_INSTANCE,
@@ -418,7 +413,9 @@ describe('reap under throttling and 5xx (emulator + fault proxy)', () => {
         ].includes(context.commandName ?? '');
         if (perFileSystem && FileSystemId && changes[FileSystemId] && !changed.has(FileSystemId)) {
           changed.add(FileSystemId);
-          await setup.efs.send(new TagResourceCommand({ ResourceId: FileSystemId, Tags: [changes[FileSystemId]] }));
+          await setup.efs.send(
+            new TagResourceCommand({ ResourceId: FileSystemId, Tags: [changes[FileSystemId]] }),
+          );
         }
         return next(args);
       },

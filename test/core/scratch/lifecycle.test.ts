@@ -224,7 +224,12 @@ describe('runScratchJob (emulator)', () => {
     it('a file system of the same job made by an earlier run (any owner, any zone): it makes and deletes its own', async () => {
       const ec2 = ec2Client({ maxAttempts: 1 });
       const launched = await ec2.send(
-        new RunInstancesCommand({ ImageId: 'ami-12c6146b', MinCount: 1, MaxCount: 1, SubnetId: net.subnets[0].subnetId }),
+        new RunInstancesCommand({
+          ImageId: 'ami-12c6146b',
+          MinCount: 1,
+          MaxCount: 1,
+          SubnetId: net.subnets[0].subnetId,
+        }),
       );
       const owner = launched.Instances![0].InstanceId!;
       await ec2.send(new TerminateInstancesCommand({ InstanceIds: [owner] }));

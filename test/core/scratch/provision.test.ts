@@ -73,7 +73,11 @@ describe('scratch provisioning (emulator)', () => {
   });
 
   it('refuses a file system that holds its token without its tags (never adopts one)', async () => {
-    const other = await createScratchFileSystem(efs(), { fleet: 'f1', job: 'job-1' }, creationToken('f1', RUN));
+    const other = await createScratchFileSystem(
+      efs(),
+      { fleet: 'f1', job: 'job-1' },
+      creationToken('f1', RUN),
+    );
     await expect(createFileSystem(efs(), spec('us-east-1a'))).rejects.toThrow(
       new RegExp(`CreationToken mf/f1/${RUN} of this run is taken by ${other} that this run cannot use`),
     );
@@ -92,7 +96,8 @@ describe('scratch provisioning (emulator)', () => {
       ),
     );
     expect(new Set([a.FileSystemId, b.FileSystemId, orphan]).size).toBe(3);
-    const orphanNow = (await efs().send(new DescribeFileSystemsCommand({ FileSystemId: orphan }))).FileSystems![0];
+    const orphanNow = (await efs().send(new DescribeFileSystemsCommand({ FileSystemId: orphan })))
+      .FileSystems![0];
     expect(orphanNow.Tags).toContainEqual({ Key: TAG_OWNER_INSTANCE, Value: 'i-0bbbbbbbbbbbbbbbb' });
     // Nothing but the two creates: no look-up of the job, no owner tag moved.
     expect(proxy.count('efs', 'CreateFileSystem')).toBe(2);
