@@ -27,3 +27,16 @@ export const CLOUDWATCH_AGENT_FLUSH_SECONDS = 60;
 export function agentMetricsLogGroupName(fleetId: string): string {
   return `/mountfleet/${fleetId}/agent-metrics`;
 }
+
+/**
+ * CloudWatch namespace of the scratch burst-credit guard's metrics (`scratch run`), published as
+ * embedded-metric-format lines into the agent metrics log: CloudWatch Logs extracts them, no PutMetricData.
+ */
+export const SCRATCH_METRICS_NAMESPACE = 'Mountfleet/Scratch';
+
+/** The guard's metric names (dimension `FleetId` only, so the count of billed metrics does not grow with jobs). */
+export const SCRATCH_GUARD_METRICS = {
+  creditUsedPercent: 'BurstCreditUsedPercent',
+  minutesToExhaustion: 'MinutesToCreditExhaustion',
+  modeSwitches: 'ThroughputModeSwitches',
+} as const;

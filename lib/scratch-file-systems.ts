@@ -129,7 +129,8 @@ export class ScratchFileSystems extends Construct implements ec2.IConnectable {
 
   /**
    * Grants the instance role what the agent needs to create, mount and delete its scratch file systems,
-   * scoped by the fleet tag.
+   * scoped by the fleet tag, and what the burst-credit guard needs while a job runs: the file systems'
+   * metrics, and the switch to Elastic throughput (`scratch run --on-credit-low elastic`).
    */
   grantCreateAndDelete(grantee: iam.IGrantable): iam.Grant {
     const stack = Stack.of(this);
@@ -195,6 +196,16 @@ export class ScratchFileSystems extends Construct implements ec2.IConnectable {
           { StringEquals: { [`aws:ResourceTag/${TAG_FLEET}`]: this.fleetId } },
         ),
       )
+      // The burst-credit guard's switch to Elastic throughput (`scratch run --on-credit-low elastic`).
+      .combine(
+        allow(['elasticfilesystem:UpdateFileSystem'], [fileSystems], {
+          StringEquals: { [`aws:ResourceTag/${TAG_FLEET}`]: this.fleetId },
+        }),
+      )
+      // The burst-credit guard reads its file system's AWS/EFS metrics. GetMetricData on classic metrics has
+      // no resource type and no condition key that narrows it to a namespace or dimension (the Service
+      // Authorization Reference's only resource for it, `dataset`, is for OTLP data): read-only, Region-wide.
+      .combine(allow(['cloudwatch:GetMetricData'], ['*']))
       // Lookup by CreationToken (idempotent create) is a list call, and so is the check that a reused file
       // system's previous owner instance is no longer running: no resource-level permissions exist.
       .combine(
@@ -257,6 +268,14 @@ export class ScratchFileSystems extends Construct implements ec2.IConnectable {
           'elasticfilesystem:DeleteMountTarget',
           'elasticfilesystem:DeleteFileSystem',
         ],
+        resources: ['*'],
+        conditions: { Null: { [`aws:ResourceTag/${TAG_FLEET}`]: 'true' } },
+      }),
+    );
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        effect: iam.Effect.DENY,
+        actions: ['elasticfilesystem:UpdateFileSystem'],
         resources: ['*'],
         conditions: { Null: { [`aws:ResourceTag/${TAG_FLEET}`]: 'true' } },
       }),

@@ -1,7 +1,12 @@
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
-import { MOUNTPOINT_FLEET_DIMENSION, MOUNTPOINT_METRICS_NAMESPACE } from '../core/metrics';
+import {
+  MOUNTPOINT_FLEET_DIMENSION,
+  MOUNTPOINT_METRICS_NAMESPACE,
+  SCRATCH_GUARD_METRICS,
+  SCRATCH_METRICS_NAMESPACE,
+} from '../core/metrics';
 import type { ComputeFleet } from './compute-fleet';
 import type { IExpressCache } from './express-cache';
 import { REAPER_METRIC_NAMES, type OrphanReaper } from './orphan-reaper';
@@ -24,7 +29,8 @@ export interface StorageDashboardProps {
 /**
  * A CloudWatch dashboard for a fleet's storage: Express cache requests and errors per zone, Mountpoint's
  * own metrics (cache hits, S3 and FUSE latency, S3 errors), scratch file systems alive (as the reaper
- * counts them), the lowest burst credit balance, and the reaper's decisions.
+ * counts them), the lowest burst credit balance, what the burst-credit guard of running scratch jobs sees
+ * (credit used, minutes to exhaustion, switches to Elastic throughput), and the reaper's decisions.
  */
 export class StorageDashboard extends Construct {
   readonly dashboard: cloudwatch.Dashboard;
@@ -66,6 +72,7 @@ export class StorageDashboard extends Construct {
       ],
       width: 12,
     });
+    const guard = creditGuardWidgets(props.fleetId);
     if (reaper) {
       this.dashboard.addWidgets(
         new cloudwatch.GraphWidget({
@@ -74,6 +81,7 @@ export class StorageDashboard extends Construct {
           width: 12,
         }),
         burst,
+        ...guard,
         new cloudwatch.GraphWidget({
           title: 'Reaper decisions',
           left: REAPER_METRIC_NAMES.filter((n) => n !== 'Scanned').map((n) =>
@@ -84,9 +92,37 @@ export class StorageDashboard extends Construct {
         }),
       );
     } else {
-      this.dashboard.addWidgets(burst);
+      this.dashboard.addWidgets(burst, ...guard);
     }
   }
+}
+
+/** What the burst-credit guard of the fleet's running scratch jobs publishes (core/scratch/credit-metric.ts). */
+function creditGuardWidgets(fleetId: string): cloudwatch.IWidget[] {
+  const period = Duration.minutes(1);
+  const metric = (metricName: string, statistic: string, label: string) =>
+    new cloudwatch.Metric({
+      namespace: SCRATCH_METRICS_NAMESPACE,
+      metricName,
+      dimensionsMap: { FleetId: fleetId },
+      statistic,
+      label,
+      period,
+    });
+  return [
+    new cloudwatch.GraphWidget({
+      title: 'Scratch jobs: burst credit used (%, the most spent) and switches to Elastic',
+      left: [metric(SCRATCH_GUARD_METRICS.creditUsedPercent, 'Maximum', 'credit used (%)')],
+      right: [metric(SCRATCH_GUARD_METRICS.modeSwitches, 'Sum', 'switches to Elastic')],
+      leftYAxis: { min: 0, max: 100 },
+      width: 12,
+    }),
+    new cloudwatch.GraphWidget({
+      title: 'Scratch jobs: projected minutes until the burst credit runs out (the soonest)',
+      left: [metric(SCRATCH_GUARD_METRICS.minutesToExhaustion, 'Minimum', 'minutes to exhaustion')],
+      width: 12,
+    }),
+  ];
 }
 
 /** Mountpoint's metrics of one fleet, as the CloudWatch agent names them (the OTLP names, unchanged). */

@@ -11,6 +11,7 @@ import { computePlan } from '../../core/plan/model';
 import { PRESETS } from '../../core/plan/presets';
 import { PriceError, PRICE_KEYS, resolvePrices } from '../../core/plan/prices';
 import { GIB, parseBytes, parseDuration, parseMbps, UnitError } from '../../core/plan/units';
+import { compareWithRun, readRunSummary, renderAgainst, SummaryError } from '../../core/scratch/run-summary';
 import {
   parseStep,
   readWorkloadFile,
@@ -31,6 +32,7 @@ interface PlanOptions {
   prices?: string;
   price: string[];
   atBitrate?: string;
+  against?: string;
   json?: boolean;
 }
 
@@ -64,6 +66,10 @@ export const register: RegisterCommand = (program) => {
       '--at-bitrate <list>',
       "input bit rates for the exhaustion table, e.g. 50,147,503 (default: the input's)",
     )
+    .option(
+      '--against <summary>',
+      "a run's summary (`scratch run --summary FILE`): the plan's metered I/O and credit beside what it measured; its run time when --run-time is not given",
+    )
     .option('--json', 'print the plan as one JSON document')
     .addHelpText(
       'after',
@@ -91,20 +97,27 @@ export const register: RegisterCommand = (program) => {
           ...(fromFile?.steps ?? []),
           ...opts.step.map(parseStep),
         ];
+        const run = opts.against !== undefined ? readRunSummary(opts.against) : undefined;
         const runSeconds =
           opts.runTime !== undefined
             ? parsePositive('--run-time', opts.runTime, parseDuration)
-            : fromFile?.runSeconds;
+            : (fromFile?.runSeconds ?? run?.seconds ?? undefined);
         if (runSeconds === undefined) throw new WorkloadError('give the run time (--run-time), e.g. 55m');
         const prices = resolvePrices({ region: opts.region, file: opts.prices, overrides: opts.price });
         const atBitratesMbps = opts.atBitrate
           ?.split(',')
           .map((r) => parsePositive('--at-bitrate', r, parseMbps));
         const plan = computePlan({ input, steps, runSeconds }, prices, { atBitratesMbps });
-        if (opts.json) printJson(plan);
-        else process.stdout.write(renderPlan(plan));
+        const against = run && compareWithRun(plan, run);
+        if (opts.json) printJson(against ? { ...plan, against } : plan);
+        else process.stdout.write(renderPlan(plan) + (against ? renderAgainst(against, opts.against!) : ''));
       } catch (err) {
-        if (err instanceof WorkloadError || err instanceof PriceError || err instanceof UnitError) {
+        if (
+          err instanceof WorkloadError ||
+          err instanceof PriceError ||
+          err instanceof UnitError ||
+          err instanceof SummaryError
+        ) {
           throw new UsageError(err.message);
         }
         throw err;

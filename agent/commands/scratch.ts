@@ -7,7 +7,18 @@ import { EXIT_USAGE, parsePositive, parseWholeNumber, UsageError } from '../args
 import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
 import type { RegisterCommand } from '../command';
 import { printJson } from '../output';
-import { efsClient } from '../../core/aws';
+import { statSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { cloudWatchClient, efsClient } from '../../core/aws';
+import { BUILT_IN_PRICES } from '../../core/plan/prices';
+import { parseDuration } from '../../core/plan/units';
+import {
+  DEFAULT_CREDIT_CHECK_SECONDS,
+  ON_CREDIT_LOW,
+  type OnCreditLow,
+} from '../../core/scratch/credit-guard';
+import { appendCreditMetrics } from '../../core/scratch/credit-metric';
+import { runSummary } from '../../core/scratch/run-summary';
 import { metadataService, readInstanceIdentity } from '../../core/imds';
 import {
   deleteScratchFileSystem,
@@ -44,6 +55,10 @@ interface RunOptions {
   config?: string;
   spotPollMs?: string;
   waitLock?: string | true;
+  creditCheckInterval?: string;
+  onCreditLow: OnCreditLow;
+  expectedDuration?: string;
+  summary?: string;
 }
 
 interface OperatorOptions extends AwsFlags {
@@ -82,11 +97,25 @@ async function run(command: string[], opts: RunOptions): Promise<number> {
           max: MAX_TEARDOWN_GRACE_SECONDS,
         });
 
-  if (opts.expectedIo !== undefined) {
-    const verdict = burstCreditPreflight(
-      parsePositive('--expected-io', opts.expectedIo, parseBytes),
-      opts.strict ?? false,
+  const creditCheckSeconds =
+    opts.creditCheckInterval === undefined
+      ? DEFAULT_CREDIT_CHECK_SECONDS
+      : parseWholeNumber('--credit-check-interval', opts.creditCheckInterval, { min: 10, max: 3600 });
+  const expectedDurationSeconds =
+    opts.expectedDuration === undefined
+      ? undefined
+      : parsePositive('--expected-duration', opts.expectedDuration, parseDuration);
+  if (
+    opts.summary !== undefined &&
+    !statSync(dirname(resolve(opts.summary)), { throwIfNoEntry: false })?.isDirectory()
+  )
+    throw new UsageError(
+      `--summary: ${dirname(resolve(opts.summary))} is not a directory: create it or give another path`,
     );
+  const expectedIoBytes =
+    opts.expectedIo === undefined ? undefined : parsePositive('--expected-io', opts.expectedIo, parseBytes);
+  if (expectedIoBytes !== undefined) {
+    const verdict = burstCreditPreflight(expectedIoBytes, opts.strict ?? false);
     if (verdict.status === 'refuse') {
       say(`refusing (--strict): ${verdict.message}`);
       return EXIT_USAGE;
@@ -174,6 +203,8 @@ async function run(command: string[], opts: RunOptions): Promise<number> {
         `cannot record this run for the agent (${(err as Error).message}): an Auto Scaling termination will not wait for it`,
       );
     }
+    const prices = BUILT_IN_PRICES[identity.region];
+    let metricsFailed = false;
     const result = await runScratchJob({
       efs: efsClient({ region: identity.region, maxAttempts: SCRATCH_MAX_ATTEMPTS }),
       placement: identity,
@@ -189,7 +220,38 @@ async function run(command: string[], opts: RunOptions): Promise<number> {
       terminationPollMs: spotPollMs,
       stopSignal: stop.signal,
       log: say,
+      creditGuard: {
+        // Few attempts: a throttled check is simply retried at the next one.
+        cloudwatch: cloudWatchClient({ region: identity.region, maxAttempts: 2 }),
+        intervalSeconds: creditCheckSeconds,
+        onCreditLow: opts.onCreditLow,
+        expectedIoBytes,
+        expectedDurationSeconds,
+        elasticPrices: prices && {
+          region: prices.region,
+          readPerGb: prices.efsElasticReadPerGb,
+          writePerGb: prices.efsElasticWritePerGb,
+        },
+        publish: (metrics) => {
+          try {
+            appendCreditMetrics(agentPaths().metricsLogFile, fleetId, metrics, Date.now());
+          } catch (err) {
+            if (!metricsFailed) say(`credit guard: cannot write its metrics (${(err as Error).message})`);
+            metricsFailed = true;
+          }
+        },
+      },
     });
+    const summary = runSummary({ jobId, ...result, expectedIoBytes });
+    if (opts.summary !== undefined) {
+      try {
+        writeFileSync(opts.summary, `${JSON.stringify(summary, null, 2)}\n`);
+      } catch (err) {
+        say(`cannot write --summary ${opts.summary}: ${(err as Error).message}`);
+      }
+    }
+    // The last line of stderr: the run's outcome as JSON, for logs that keep only stderr.
+    process.stderr.write(`${JSON.stringify(summary)}\n`);
     return result.exitStatus;
   } finally {
     unregister();
@@ -329,6 +391,23 @@ export const register: RegisterCommand = (program, ctx) => {
       '--wait-lock [seconds]',
       'when another run on this instance holds the job id or --path: wait for it (at most SECONDS) instead of exiting 75',
     )
+    .option(
+      '--expected-duration <duration>',
+      'how long the job should run, e.g. 2h30m: the credit guard warns when the credit would run out before',
+    )
+    .option(
+      '--credit-check-interval <seconds>',
+      `seconds between burst-credit checks while the job runs, 10-3600 (default ${DEFAULT_CREDIT_CHECK_SECONDS}; EFS metrics are per minute)`,
+    )
+    .addOption(
+      new Option(
+        '--on-credit-low <action>',
+        'when 90 % of the burst credit is spent: warn, switch to elastic throughput, or stop the job',
+      )
+        .choices(ON_CREDIT_LOW)
+        .default('warn'),
+    )
+    .option('--summary <file>', "write the run's outcome as JSON (also the last line of stderr)")
     .addOption(new Option('--spot-poll-ms <ms>', 'Spot notice poll interval (at most 5000)').hideHelp())
     .addHelpText(
       'after',

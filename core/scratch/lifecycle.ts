@@ -19,7 +19,14 @@ import {
   watchForTermination,
   type TerminationNotice,
 } from '../termination-watch';
+import {
+  INITIAL_CREDIT_BYTES,
+  startCreditGuard,
+  type CreditGuardOptions,
+  type CreditReport,
+} from './credit-guard';
 import { signalNumber, startJob, systemdScopeFor, type JobExit } from './job';
+import { mountStatsReader } from './mountstats';
 import { isMounted, mountFileSystem, topMountAt } from './mount';
 import { ensureMountTarget, waitForMountTarget } from './mount-target';
 import { generateRunId } from './naming';
@@ -87,7 +94,15 @@ export interface ScratchRunRequest {
   readonly teardownTimeoutMs?: number;
   /** Teardown gives up once AWS has not answered at all for this long. @default 30000 */
   readonly unreachableTimeoutMs?: number;
+  /** Watch the burst credit while CMD runs (core/scratch/credit-guard.ts); not watched when unset. */
+  readonly creditGuard?: CreditGuardRequest;
 }
+
+/** The guard's settings; the run supplies the file system, its EFS client, the clock, the log and the stop. */
+export type CreditGuardRequest = Omit<
+  CreditGuardOptions,
+  'efs' | 'fileSystemId' | 'initialCreditBytes' | 'stopJob' | 'clock' | 'log'
+>;
 
 export interface ScratchRunResult {
   /** The status mountfleet should exit with. */
@@ -100,6 +115,8 @@ export interface ScratchRunResult {
   readonly runId: string;
   readonly fileSystemId?: string;
   readonly teardown: TeardownResult;
+  /** What the burst-credit guard measured while CMD ran. */
+  readonly credit?: CreditReport;
 }
 
 /** For an AWS error, how hard the SDK tried: ` (after 10 attempts, 12.3 s of retry delays)`; '' otherwise. */
@@ -132,13 +149,14 @@ export async function runScratchJob(request: ScratchRunRequest): Promise<Scratch
     firstCreatedDirectory: request.createdDirectory,
   };
   let job: JobExit | undefined;
+  let credit: CreditReport | undefined;
   let setupError: string | undefined;
   try {
     const mountTargetIp = await provision(request, runId, made, waitOptions, log);
     if (stops.signal.aborted) throw new ScratchInterrupted();
     await mountScratch(request, made, mountTargetIp, stops.signal, log);
     if (stops.signal.aborted) throw new ScratchInterrupted();
-    job = await runJob(request, made, stops.signal, clock, log);
+    ({ job, credit } = await runJob(request, made, stops, clock, log));
   } catch (err) {
     if (err instanceof CreateOutcomeUnknown) made.createOutcomeUnknown = true;
     // A call or helper cut off by the stop request is the interruption itself, not a setup failure.
@@ -164,6 +182,7 @@ export async function runScratchJob(request: ScratchRunRequest): Promise<Scratch
     runId,
     fileSystemId: fileSystemId ?? (teardown.status !== 'nothing-created' ? teardown.fileSystemId : undefined),
     teardown,
+    credit,
   };
 }
 
@@ -191,6 +210,10 @@ function watchForStops(request: ScratchRunRequest, clock: Clock, log: (line: str
     : Promise.resolve();
   return {
     signal: stop.signal,
+    /** Stops the run for a reason of its own (the credit guard's `stop`), through the same path as a signal. */
+    stop: (reason: StopReason) => stop.abort(reason),
+    /** The termination notice that stopped the run, if one did so far. */
+    notice: () => notice,
     /** Stops watching; resolves with the termination notice that stopped the run, if one did. */
     async finish(): Promise<TerminationNotice | undefined> {
       watching.abort();
@@ -278,17 +301,21 @@ async function mountScratch(
   }
 }
 
+type Stops = ReturnType<typeof watchForStops>;
+
 /**
  * Runs CMD on the mounted scratch, passes stops on, and stops whatever it leaves behind; a watcher stands
- * in for this process if it dies meanwhile (runner-watch.ts).
+ * in for this process if it dies meanwhile (runner-watch.ts), and the credit guard watches the file system
+ * meanwhile when asked to (`--on-credit-low stop` ends the job through the same stop).
  */
 async function runJob(
   request: ScratchRunRequest,
   made: RunResources,
-  stop: AbortSignal,
+  stops: Stops,
   clock: Clock,
   log: (line: string) => void,
-): Promise<JobExit> {
+): Promise<{ job: JobExit; credit?: CreditReport }> {
+  const stop = stops.signal;
   log(`[running] ${[request.command, ...request.args].join(' ')}`);
   const scope = systemdScopeFor(request.fleetId, request.jobId);
   const running = startJob(request.command, request.args, {
@@ -310,15 +337,31 @@ async function runJob(
           lockFds: request.lockFds ?? [],
           jobId: request.jobId,
         });
+  const guard =
+    request.creditGuard &&
+    startCreditGuard({
+      readCounters: mountStatsReader(request.path),
+      ...request.creditGuard,
+      efs: request.efs,
+      fileSystemId: made.fileSystemId!,
+      initialCreditBytes: INITIAL_CREDIT_BYTES, // every run's file system is new: full credit
+      stopJob: () => stops.stop('credit-low'),
+      clock,
+      log,
+    });
+  let job: JobExit;
+  let credit: CreditReport | undefined;
   try {
-    const job = await superviseJob(running, stop, request.teardownGraceSeconds, clock, log);
+    job = await superviseJob(running, stop, request.teardownGraceSeconds, clock, log);
     if (job.startError) log(job.startError);
     log(`job exited with status ${job.status}${job.signal ? ` (${job.signal})` : ''}`);
     await stopProcessGroup(running, stop, request.teardownGraceSeconds, clock, log);
-    return job;
   } finally {
     watch?.release();
+    // An instance going away needs every second for teardown: no last read of CloudWatch then.
+    credit = await guard?.stop({ lastRead: stops.notice() === undefined });
   }
+  return { job, credit };
 }
 
 function exitStatusOf(

@@ -10,8 +10,11 @@ import { signalNumber, type JobExit, type RunningJob } from './job';
 /** The job's grace period once the instance is going away, whatever the configured one. */
 export const SPOT_GRACE_SECONDS = 10;
 
-/** Why a run stopped early: a signal, a Spot notice, or Auto Scaling terminating the instance. */
-export type StopReason = 'SIGINT' | 'SIGTERM' | TerminationNotice['source'];
+/**
+ * Why a run stopped early: a signal, a Spot notice, Auto Scaling terminating the instance, or the burst-credit
+ * guard (`--on-credit-low stop`).
+ */
+export type StopReason = 'SIGINT' | 'SIGTERM' | TerminationNotice['source'] | 'credit-low';
 
 const instanceGoingAway = (reason: StopReason) => reason === 'spot' || reason === 'auto-scaling';
 

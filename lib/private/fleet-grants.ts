@@ -66,7 +66,7 @@ export function grantAgentBasics(role: iam.Role, fleetId: string): void {
   acknowledgeWildcardResource(
     role,
     '*',
-    'Describe/list calls without resource-level permissions (ec2:DescribeInstanceTypes, DescribeSubnets, DescribeNetworkInterfaces, DescribeInstances, autoscaling:DescribeAutoScalingInstances, elasticfilesystem:DescribeFileSystems), and elasticfilesystem:CreateFileSystem, which has no resource type and is gated by conditions on the fleet tag, the allowed tag keys and encryption.',
+    'Describe/list calls without resource-level permissions (ec2:DescribeInstanceTypes, DescribeSubnets, DescribeNetworkInterfaces, DescribeInstances, autoscaling:DescribeAutoScalingInstances, elasticfilesystem:DescribeFileSystems), cloudwatch:GetMetricData (the scratch burst-credit guard; no resource type for classic metrics), and elasticfilesystem:CreateFileSystem, which has no resource type and is gated by conditions on the fleet tag, the allowed tag keys and encryption.',
   );
   acknowledgeWildcardResource(
     role,

@@ -38,7 +38,7 @@ import { agentMetricsLogs, chooseMountS3, playZoneOutages } from './mounts';
 import { Progress } from './progress';
 import { invokeReaper, scheduledEvent, terminatedEvent } from './reaper';
 import { renderReport, type JobRecord, type SandboxReport } from './report';
-import { fleetScratch, scratchIdOf, startJob, WRITE_READ_SCRIPT } from './scratch-jobs';
+import { fleetScratch, guardLineOf, scratchIdOf, startJob, WRITE_READ_SCRIPT } from './scratch-jobs';
 
 const json = process.argv.includes('--json');
 const STACK = 'Mountfleet';
@@ -264,7 +264,7 @@ async function main(): Promise<number> {
       const j = startJob(ok, instanceEnv(0), WRITE_READ_SCRIPT, cleanups);
       ok.exitCode = await j.done;
       if (ok.exitCode !== 0) throw new Error(`job exited ${ok.exitCode}:\n${j.output().slice(-2000)}`);
-      ok.outcome = 'completed, scratch torn down';
+      ok.outcome = `completed, scratch torn down; ${guardLineOf(j.output())}`;
     },
     () => ok.outcome,
   );

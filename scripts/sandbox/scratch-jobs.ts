@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { efsClient } from '../../core/aws';
 import { listScratchFileSystems, type ScratchFileSystemSummary } from '../../core/scratch/inventory';
+import { runSummarySchema } from '../../core/scratch/run-summary';
 import { CLI_BUNDLE } from '../../test/support/cli';
 import { REPO_ROOT } from '../../test/support/moto';
 import type { Cleanups } from './cleanup';
@@ -109,3 +110,21 @@ export const WRITE_READ_SCRIPT = [
   '[ "$sum1" = "$sum2" ]',
   'df -h "$MOUNTFLEET_SCRATCH" | tail -1',
 ].join('; ');
+
+/** The burst-credit guard's account of a finished job, from the run summary on the last line of its stderr. */
+export function guardLineOf(output: string): string {
+  const parsed = runSummarySchema.safeParse(
+    (() => {
+      try {
+        return JSON.parse(output.trimEnd().split('\n').at(-1) ?? '');
+      } catch {
+        return undefined;
+      }
+    })(),
+  );
+  if (!parsed.success) return 'guard: no run summary';
+  const s = parsed.data;
+  const gib = (bytes: number | null) =>
+    bytes === null ? 'no datapoints' : `${(bytes / 1024 ** 3).toFixed(2)} GiB`;
+  return `guard: ${s.creditChecks} check(s), credit used ${gib(s.burstCreditUsedBytes)}, metered ${gib(s.meteredIoBytes)}`;
+}

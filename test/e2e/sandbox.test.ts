@@ -58,6 +58,10 @@ describe('local sandbox (npm run demo)', () => {
     expect(report.steps.every((s) => s.ok)).toBe(true);
     const job = (id: string) => report.jobs.find((j) => j.id === id)!;
     expect(job('demo-write-read').exitCode).toBe(0);
+    // The burst-credit guard's account from the run summary (the emulator has no datapoints for a job this short).
+    expect(job('demo-write-read').outcome).toMatch(
+      /; guard: [1-9]\d* check\(s\), credit used no datapoints, metered no datapoints$/,
+    );
     expect(job('demo-killed').fileSystemId).toMatch(/^fs-[0-9a-f]+$/);
     expect(job('demo-in-use').fileSystemId).toMatch(/^fs-[0-9a-f]+$/);
     const { eventFastPath, scheduled } = report.reaper;
