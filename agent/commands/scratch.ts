@@ -65,6 +65,7 @@ interface OperatorOptions extends AwsFlags {
   fleet?: string;
   config?: string;
   json?: boolean;
+  force?: boolean;
 }
 
 const say = (line: string) => process.stderr.write(`mountfleet scratch: ${line}\n`);
@@ -289,7 +290,11 @@ async function list(opts: OperatorOptions): Promise<number> {
       f.job ?? '-',
       f.ownerInstance ?? '-',
       formatAge(f.ageSeconds),
-      f.markedIdleAt ? `${f.state} (marked idle)` : f.state,
+      f.foreign
+        ? `${f.state} (foreign: never reaped)`
+        : f.markedIdleAt
+          ? `${f.state} (marked idle)`
+          : f.state,
       f.availabilityZone ?? '-',
       String(f.mountTargets),
     ]),
@@ -311,6 +316,7 @@ async function remove(fileSystemId: string, opts: OperatorOptions): Promise<numb
   const region = await resolveAws(opts, config?.region);
   const outcome = await deleteScratchFileSystem(efsClient({ region }), fleetId, fileSystemId, {
     onProgress: say,
+    force: opts.force,
   });
   if (opts.json) printJson({ fileSystemId, ...outcome });
   switch (outcome.status) {
@@ -438,6 +444,10 @@ export const register: RegisterCommand = (program, ctx) => {
     scratch
       .command('delete')
       .description('delete a scratch file system of this fleet (mount targets first); refuses any other')
-      .argument('<file-system-id>'),
+      .argument('<file-system-id>')
+      .option(
+        '--force',
+        'also delete one that carries the fleet tag but that the fleet did not make (foreign: another CreationToken, Regional, backups on)',
+      ),
   ).action(action(ctx, (id: string, opts: OperatorOptions) => remove(id, opts)));
 };

@@ -5,7 +5,7 @@
  * decision depends on evidence not read yet, so the caller reads metrics only for file systems that could
  * be touched and looks up owners only for those that metrics did not already settle. The rules, in order:
  *
- * 0. a file system the fleet did not make (CreationToken, One Zone, backups: evidence.ts foreignReason) is
+ * 0. a file system the fleet did not make (CreationToken, One Zone, backups: fleet-file-systems.ts foreignReason) is
  *    reported as foreign and never touched, whatever its tags say;
  * 1. settling lifecycle states (creating, updating, deleting, deleted) and young file systems are kept —
  *    unless EC2 confirmed the owner has ended, when nothing can be setting them up;

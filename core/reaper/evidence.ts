@@ -18,8 +18,7 @@ import {
 import type { EC2Client, Filter } from '@aws-sdk/client-ec2';
 import { DescribeFileSystemsCommand, type EFSClient, type FileSystemDescription } from '@aws-sdk/client-efs';
 import { errorText, undefinedIfNotFound } from '../errors';
-import { listFleetFileSystemDescriptions, tagValue } from '../fleet-file-systems';
-import { creationTokenPrefix } from '../scratch/naming';
+import { foreignReason, listFleetFileSystemDescriptions, tagValue } from '../fleet-file-systems';
 import {
   TAG_FLEET,
   TAG_JOB,
@@ -35,29 +34,9 @@ export const METRIC_QUERIES_PER_CALL = 500;
 export const INSTANCE_FILTER_VALUES_PER_CALL = 200;
 export const INSTANCES_PER_PAGE = 1000;
 
-/** The tag AWS puts on a file system while its automatic backups are on. */
-export const DEFAULT_BACKUP_TAG = 'aws:elasticfilesystem:default-backup';
-
-/**
- * Why a file system carrying the fleet tag is still not the fleet's scratch, or undefined when it is. The
- * agent makes every scratch file system with the fleet's CreationToken prefix, in One Zone, with backups
- * off; a tag alone is easy to copy onto something precious. Backups are judged from the system tag AWS
- * sets while automatic backups are on (DescribeBackupPolicy would cost a call per file system); a file
- * system that another AWS Backup plan selects carries no such mark, and is protected by the token rule.
- */
-export function foreignReason(fs: FileSystemDescription, fleetId: string): string | undefined {
-  const prefix = creationTokenPrefix(fleetId);
-  if (!fs.CreationToken?.startsWith(prefix)) {
-    return `CreationToken ${JSON.stringify(fs.CreationToken ?? '')} does not start with ${JSON.stringify(prefix)}`;
-  }
-  if (!fs.AvailabilityZoneName) return 'not a One Zone file system';
-  if (tagValue(fs, DEFAULT_BACKUP_TAG) === 'enabled') return 'automatic backups are on';
-  return undefined;
-}
-
 /**
  * Every file system tagged `mountfleet:fleet` = fleetId; others are dropped here and never looked at again.
- * Those the fleet did not make (see foreignReason) are listed with the reason, to be reported and kept.
+ * Those the fleet did not make (core/fleet-file-systems.ts foreignReason) are listed with the reason, to be reported and kept.
  */
 export async function listFleetFileSystems(efs: EFSClient, fleetId: string): Promise<FileSystemFacts[]> {
   return (await listFleetFileSystemDescriptions(efs, fleetId)).map((fs) => factsOf(fs, fleetId));

@@ -5,13 +5,15 @@
  */
 import { DescribeFileSystemsCommand, type EFSClient, type FileSystemDescription } from '@aws-sdk/client-efs';
 import { teardownFileSystem, type TeardownOptions, type TeardownOutcome } from '../efs-teardown';
-import { TAG_FLEET, TAG_JOB, TAG_MARKED_IDLE_AT, TAG_OWNER_INSTANCE } from '../tags';
+import { TAG_FLEET, TAG_JOB, TAG_MARKED_IDLE_AT, TAG_OWNER_INSTANCE, TAG_RUN } from '../tags';
 import { errorName } from '../errors';
-import { listFleetFileSystemDescriptions, tagValue } from '../fleet-file-systems';
+import { foreignReason, listFleetFileSystemDescriptions, tagValue } from '../fleet-file-systems';
 
 export interface ScratchFileSystemSummary {
   readonly fileSystemId: string;
   readonly job?: string;
+  /** The run that created it (the only one that ever mounts or deletes it). */
+  readonly run?: string;
   readonly ownerInstance?: string;
   readonly state: string;
   readonly availabilityZone?: string;
@@ -21,13 +23,17 @@ export interface ScratchFileSystemSummary {
   readonly sizeBytes?: number;
   /** Set when the reaper has seen it idle once (it deletes on a later run if still idle). */
   readonly markedIdleAt?: string;
+  /** Why the fleet did not make it although it carries the fleet tag: never deleted by the reaper. */
+  readonly foreign?: string;
 }
 
-export function summarize(fs: FileSystemDescription, now: number): ScratchFileSystemSummary {
+export function summarize(fs: FileSystemDescription, fleetId: string, now: number): ScratchFileSystemSummary {
   const created = fs.CreationTime?.getTime();
+  const foreign = foreignReason(fs, fleetId);
   return {
     fileSystemId: fs.FileSystemId!,
     job: tagValue(fs, TAG_JOB),
+    run: tagValue(fs, TAG_RUN),
     ownerInstance: tagValue(fs, TAG_OWNER_INSTANCE),
     state: fs.LifeCycleState ?? 'unknown',
     availabilityZone: fs.AvailabilityZoneName,
@@ -36,6 +42,7 @@ export function summarize(fs: FileSystemDescription, now: number): ScratchFileSy
     mountTargets: fs.NumberOfMountTargets ?? 0,
     sizeBytes: fs.SizeInBytes?.Value,
     markedIdleAt: tagValue(fs, TAG_MARKED_IDLE_AT),
+    ...(foreign === undefined ? {} : { foreign }),
   };
 }
 
@@ -47,7 +54,7 @@ export async function listScratchFileSystems(
 ): Promise<ScratchFileSystemSummary[]> {
   const found = (await listFleetFileSystemDescriptions(efs, fleetId))
     .filter((fs) => fs.LifeCycleState !== 'deleted')
-    .map((fs) => summarize(fs, now));
+    .map((fs) => summarize(fs, fleetId, now));
   return found.sort((a, b) => (a.createdAt ?? '').localeCompare(b.createdAt ?? ''));
 }
 
@@ -56,14 +63,15 @@ export class NotThisFleetsError extends Error {
 }
 
 /**
- * Deletes one scratch file system (mount targets first), refusing anything not tagged with this fleet:
- * an operator's typo must not delete someone else's file system.
+ * Deletes one scratch file system (mount targets first), refusing anything not tagged with this fleet — an
+ * operator's typo must not delete someone else's file system — and, without `force`, anything the reaper
+ * calls foreign (the fleet tag without the fleet's CreationToken prefix, Regional, backups on).
  */
 export async function deleteScratchFileSystem(
   efs: EFSClient,
   fleetId: string,
   fileSystemId: string,
-  options: TeardownOptions = {},
+  options: TeardownOptions & { readonly force?: boolean } = {},
 ): Promise<TeardownOutcome> {
   let fs: FileSystemDescription | undefined;
   try {
@@ -78,6 +86,18 @@ export async function deleteScratchFileSystem(
       owner === undefined
         ? `${fileSystemId} is not a mountfleet scratch file system (no ${TAG_FLEET} tag): refusing to delete it`
         : `${fileSystemId} belongs to fleet ${owner}, not ${fleetId}: refusing to delete it`,
+    );
+  }
+  const foreign = foreignReason(fs, fleetId);
+  if (foreign !== undefined) {
+    if (!options.force) {
+      throw new NotThisFleetsError(
+        `${fileSystemId} carries ${TAG_FLEET}=${fleetId} but was not made by the fleet (${foreign}): the reaper ` +
+          'never deletes such a file system; pass --force to delete it anyway',
+      );
+    }
+    options.onProgress?.(
+      `--force: deleting ${fileSystemId} although it was not made by the fleet (${foreign})`,
     );
   }
   return teardownFileSystem(efs, fileSystemId, options);

@@ -101,4 +101,37 @@ describe('mountfleet scratch list / delete', () => {
     expect(again.code).toBe(1);
     expect(again.stderr).toContain(`${ours} does not exist`);
   });
+
+  it('lists a file system with the fleet tag that the fleet did not make as foreign, and deletes it only with --force', async () => {
+    const efs = efsClient({ maxAttempts: 1 });
+    const copied = await createScratchFileSystem(efs, { fleet: FLEET, job: 'precious' }, 'a-team-data-set');
+
+    const listed = await cli(['list', '--fleet', FLEET, '--json']);
+    const summaries = JSON.parse(listed.stdout).fileSystems as ScratchFileSystemSummary[];
+    expect(summaries.find((f) => f.fileSystemId === copied)?.foreign).toBe(
+      `CreationToken "a-team-data-set" does not start with "mf/${FLEET}/"`,
+    );
+    expect(summaries.find((f) => f.fileSystemId === ours)?.foreign).toBeUndefined();
+    const human = await cli(['list', '--fleet', FLEET]);
+    expect(human.stdout).toMatch(
+      new RegExp(`${copied}\\s+precious\\s+-\\s+\\d+s\\s+available \\(foreign: never reaped\\)`),
+    );
+
+    const refused = await cli(['delete', copied, '--fleet', FLEET]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(
+      `${copied} carries mountfleet:fleet=${FLEET} but was not made by the fleet (CreationToken "a-team-data-set" ` +
+        `does not start with "mf/${FLEET}/"): the reaper never deletes such a file system; pass --force to delete it anyway`,
+    );
+    expect(
+      (await efs.send(new DescribeFileSystemsCommand({ FileSystemId: copied }))).FileSystems,
+    ).toHaveLength(1);
+
+    const forced = await cli(['delete', copied, '--fleet', FLEET, '--force']);
+    expect(forced.code).toBe(0);
+    expect(forced.stderr).toContain(
+      `--force: deleting ${copied} although it was not made by the fleet (CreationToken`,
+    );
+    await expect(efs.send(new DescribeFileSystemsCommand({ FileSystemId: copied }))).rejects.toThrow();
+  });
 });
