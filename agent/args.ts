@@ -12,6 +12,8 @@ export class UsageError extends Error {
 
 /** The exit status of a usage error (0 is success, 1 a runtime failure). */
 export const EXIT_USAGE = 2;
+/** Exit status when another run holds what this one needs (a job id, a path, a run dir): EX_TEMPFAIL. */
+export const EXIT_IN_USE = 75;
 
 /** The exit status of a runtime failure. */
 export const EXIT_FAILURE = 1;

@@ -3,7 +3,7 @@
  * core/scratch; this file reads flags, IMDS and agent.json, wires signals, and prints.
  */
 import { Command, Option } from 'commander';
-import { EXIT_USAGE, parsePositive, parseWholeNumber, UsageError } from '../args';
+import { EXIT_IN_USE, EXIT_USAGE, parsePositive, parseWholeNumber, UsageError } from '../args';
 import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
 import type { RegisterCommand } from '../command';
 import { printJson } from '../output';
@@ -25,7 +25,7 @@ import {
   listScratchFileSystems,
   NotThisFleetsError,
 } from '../../core/scratch/inventory';
-import { EXIT_IN_USE, runScratchJob, MAX_SPOT_POLL_MS } from '../../core/scratch/lifecycle';
+import { runScratchJob, MAX_SPOT_POLL_MS } from '../../core/scratch/lifecycle';
 import type { StopReason } from '../../core/scratch/supervise';
 import { generateJobId, jobIdProblem } from '../../core/scratch/naming';
 import { burstCreditPreflight, parseBytes } from '../../core/scratch/preflight';

@@ -6,7 +6,7 @@
  * completes the hook. The work lives in core/mountpoint.
  */
 import { existsSync } from 'node:fs';
-import { UsageError } from '../args';
+import { EXIT_IN_USE, UsageError } from '../args';
 import type { RegisterCommand } from '../command';
 import { autoScalingClient, ec2Client, s3ExpressClient } from '../../core/aws';
 import { systemClock } from '../../core/clock';
@@ -18,6 +18,7 @@ import { installMountpoint } from '../../core/mountpoint/install';
 import { handleAutoScalingTermination } from '../../core/termination-hook';
 import { lookupInstanceType } from '../../core/mountpoint/instance-types';
 import { agentPaths } from '../../core/mountpoint/paths';
+import { AgentRunDirBusy, holdAgentRunDir } from '../../core/mountpoint/agent-lock';
 
 interface UpOptions {
   config?: string;
@@ -39,6 +40,14 @@ export const register: RegisterCommand = (program, ctx) => {
       const paths = agentPaths();
       if (!opts.supervise && !existsSync('/run/systemd/system')) {
         throw new UsageError('systemd is not running here; use --supervise');
+      }
+      try {
+        await holdAgentRunDir(paths.runDir, opts.config ?? process.env.MOUNTFLEET_CONFIG);
+      } catch (err) {
+        if (!(err instanceof AgentRunDirBusy)) throw err;
+        process.stderr.write(`mountfleet up: refusing: ${err.message}\n`);
+        ctx.exitCode = EXIT_IN_USE;
+        return;
       }
       if (opts.install) {
         const result = await installMountpoint({

@@ -46,6 +46,11 @@ import {
 export const PHASES = ['creating', 'waiting', 'mount-target', 'mounting', 'running', 'tearing-down'] as const;
 export type Phase = (typeof PHASES)[number];
 
+/** A progress line that starts a phase: `[creating] …`, the lines tests and operators wait for. */
+function phase(log: (line: string) => void, p: Phase, message: string): void {
+  log(`[${p}] ${message}`);
+}
+
 /** What the run needs from IMDS. */
 export interface InstancePlacement {
   readonly instanceId: string;
@@ -129,8 +134,6 @@ function retriesOf(err: unknown): string {
 
 /** Exit status when setup or teardown failed and CMD's status says nothing about it. */
 export const EXIT_SCRATCH_FAILED = 1;
-/** Exit status when another run on this instance holds the job id or the path (EX_TEMPFAIL). */
-export const EXIT_IN_USE = 75;
 
 export async function runScratchJob(request: ScratchRunRequest): Promise<ScratchRunResult> {
   const clock = request.clock ?? systemClock;
@@ -169,7 +172,11 @@ export async function runScratchJob(request: ScratchRunRequest): Promise<Scratch
 
   const stoppedBy = stops.signal.aborted ? (stops.signal.reason as StopReason) : undefined;
   const { fileSystemId } = made;
-  log(`[tearing-down] ${fileSystemId ? `${fileSystemId} of job ${request.jobId}` : `job ${request.jobId}`}`);
+  phase(
+    log,
+    'tearing-down',
+    `${fileSystemId ? `${fileSystemId} of job ${request.jobId}` : `job ${request.jobId}`}`,
+  );
   const teardownTimeoutMs = teardownBudgetMs(request.teardownTimeoutMs ?? 180_000, terminationNotice, clock);
   const teardown = await tearDown({ ...request, runId }, made, teardownTimeoutMs, clock, log);
   reportTeardown(teardown, { ...request, runId }, log);
@@ -233,8 +240,10 @@ async function provision(
   log: (line: string) => void,
 ): Promise<string> {
   const { placement } = request;
-  log(
-    `[creating] file system for job ${request.jobId} (run ${runId}) of fleet ${request.fleetId} in ${placement.availabilityZone} (${placement.availabilityZoneId})`,
+  phase(
+    log,
+    'creating',
+    `file system for job ${request.jobId} (run ${runId}) of fleet ${request.fleetId} in ${placement.availabilityZone} (${placement.availabilityZoneId})`,
   );
   const created = await createFileSystem(
     request.efs,
@@ -252,11 +261,11 @@ async function provision(
   made.fileSystemId = fileSystemId;
   log(`created file system ${fileSystemId}`);
 
-  log(`[waiting] for ${fileSystemId} to become available`);
+  phase(log, 'waiting', `for ${fileSystemId} to become available`);
   if (created.LifeCycleState !== 'available') await waitForFileSystem(request.efs, fileSystemId, waitOptions);
   log(`${fileSystemId} is available`);
 
-  log(`[mount-target] in ${request.subnetId} with security group ${request.securityGroupId}`);
+  phase(log, 'mount-target', `in ${request.subnetId} with security group ${request.securityGroupId}`);
   const ensured = await ensureMountTarget(
     request.efs,
     fileSystemId,
@@ -278,7 +287,7 @@ async function mountScratch(
   log: (line: string) => void,
 ): Promise<void> {
   const fileSystemId = made.fileSystemId!;
-  log(`[mounting] ${fileSystemId} at ${request.path} (tls, mounttargetip=${mountTargetIp})`);
+  phase(log, 'mounting', `${fileSystemId} at ${request.path} (tls, mounttargetip=${mountTargetIp})`);
   if (isMounted(request.path)) {
     throw new Error(
       `${request.path} is already a mount point: unmount it (umount -l ${request.path}) or pass another --path`,
@@ -316,7 +325,7 @@ async function runJob(
   log: (line: string) => void,
 ): Promise<{ job: JobExit; credit?: CreditReport }> {
   const stop = stops.signal;
-  log(`[running] ${[request.command, ...request.args].join(' ')}`);
+  phase(log, 'running', `${[request.command, ...request.args].join(' ')}`);
   const scope = systemdScopeFor(request.fleetId, request.jobId);
   const running = startJob(request.command, request.args, {
     env: {

@@ -10,7 +10,7 @@ import { basename, dirname, join } from 'node:path';
 import { makeDirectories } from '../directories';
 import { checkMountPath, withoutTrailingSlash } from '../paths';
 import { mountPreflightProblem, rootProblem } from './preflight';
-import { LockFileError } from './lock';
+import { LockFileError } from '../lock';
 import { holdJobAndPath, type HeldRunLocks } from './run-locks';
 import { ScratchInUseError } from './setup-errors';
 import { ScratchSettingsError } from './settings';

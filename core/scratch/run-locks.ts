@@ -9,7 +9,8 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join, sep } from 'node:path';
-import { acquireLock, scratchLockDirectory, type HeldLock } from './lock';
+import { acquireLock, lockFileError, type HeldLock } from '../lock';
+import { makeDirectories } from '../directories';
 import { ScratchInUseError } from './setup-errors';
 
 export interface RunLockRequest {
@@ -182,4 +183,15 @@ async function holdPath(
         : `--path ${path} is in use on this instance by ${inTheWay.holder}: pass another --path`,
     );
   }
+}
+
+/** The directory scratch locks live in: `<run dir>/scratch-locks`. */
+export function scratchLockDirectory(runDir: string): string {
+  const dir = join(runDir, 'scratch-locks');
+  try {
+    makeDirectories(dir, 0o755);
+  } catch (err) {
+    throw lockFileError(dir, err);
+  }
+  return dir;
 }

@@ -42,6 +42,8 @@ export interface SuperviseResult {
   restartLogged?: boolean;
   /** Agent log lines of restarts that failed (the bucket refused every request). */
   restartFailures?: string[];
+  /** A second `up --supervise` with the same config and run dir while the first runs. */
+  secondUp?: { code: number | null; stderr: string; stateUnchanged: boolean };
   /** `mountfleet down`, start to finish (the CLI's own start-up included). */
   downMs?: number;
   /** The agent's part of it: its SIGTERM log line to its exit. */

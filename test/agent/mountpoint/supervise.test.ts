@@ -22,6 +22,16 @@ it('up --supervise mounts every bucket (creating each --cache directory) and rea
   expect(result.read).toEqual(seeded);
 });
 
+it('a second up --supervise on the same run dir refuses (exit 75, the holder named) and changes nothing', () => {
+  expect(run.result.secondUp).toEqual({
+    code: 75,
+    stderr: expect.stringMatching(
+      /^mountfleet up: refusing: \S+\/run is in use by mountfleet up pid \d+ \(since \S+, config \S+\): run `mountfleet down` first/,
+    ),
+    stateUnchanged: true,
+  });
+});
+
 it('kill -9 of a Mountpoint process: the path serves again within 2 s, logged and counted in status --json', () => {
   const { result } = run;
   expect(result.restartMs).toBeLessThanOrEqual(2000);

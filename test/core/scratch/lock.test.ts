@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { acquireLock } from '../../../core/scratch/lock';
+import { acquireLock } from '../../../core/lock';
 import { holdJobAndPath } from '../../../core/scratch/run-locks';
 import { REPO_ROOT } from '../../support/moto';
 

@@ -1,6 +1,7 @@
 /**
  * Locks that die with their holder: `flock(2)` on a file under the run dir, so that a job id and a mount
- * path are each held by one `scratch run` at a time on an instance, and a SIGKILLed run frees them at once.
+ * path are each held by one `scratch run` at a time on an instance, and a run dir by one `mountfleet up`,
+ * and a SIGKILLed holder frees them at once.
  *
  * Node has no flock, and a native module is not worth it: we open the lock file ourselves and let
  * util-linux `flock` lock *our* file descriptor, passed as the child's fd 3. A flock lock belongs to the
@@ -10,8 +11,6 @@
  */
 import { spawn } from 'node:child_process';
 import { closeSync, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs';
-import { makeDirectories } from '../directories';
-import { join } from 'node:path';
 
 /** Exit status of `flock -n` / `flock -w` when the lock is held by someone else. */
 const FLOCK_BUSY = 1;
@@ -56,7 +55,7 @@ export class LockFileError extends Error {
   override readonly name = 'LockFileError';
 }
 
-function lockFileError(file: string, err: unknown): LockFileError {
+export function lockFileError(file: string, err: unknown): LockFileError {
   return new LockFileError(
     `cannot write ${file} (${(err as Error).message}): the run dir must be writable and ` +
       'not full; set MOUNTFLEET_RUN_DIR to another directory (default /run/mountfleet)',
@@ -114,15 +113,4 @@ function readHolder(file: string): string {
   } catch {
     return '';
   }
-}
-
-/** The directory scratch locks live in: `<run dir>/scratch-locks`. */
-export function scratchLockDirectory(runDir: string): string {
-  const dir = join(runDir, 'scratch-locks');
-  try {
-    makeDirectories(dir, 0o755);
-  } catch (err) {
-    throw lockFileError(dir, err);
-  }
-  return dir;
 }
