@@ -11,7 +11,16 @@ import { join } from 'node:path';
 import { processGroupMembers } from '../../../core/processes';
 import { FaultProxy } from '../../support/fault-proxy';
 import { removeEmptySystemdStandinScopes, SYSTEMD_STANDIN_BIN } from '../../support/standins';
-import { job, leftovers, mountsUnder, NOTHING_LEFT, sleep, useScratchRuns, type ScratchRun } from './harness';
+import {
+  job,
+  leftovers,
+  mountsUnder,
+  NOTHING_LEFT,
+  sleep,
+  useScratchRuns,
+  waitUntil,
+  type ScratchRun,
+} from './harness';
 
 jest.setTimeout(120_000);
 
@@ -96,8 +105,9 @@ describe('mountfleet scratch run side by side', () => {
       job: 'background',
       command: job(
         // A writer that ignores SIGTERM and a plain sleeper, both left behind when the job's shell exits.
-        `(trap '' TERM; while :; do date >> "$MOUNTFLEET_SCRATCH/bg.log"; sleep 0.1; done) & ` +
-          `sleep 300 & echo started-background`,
+        // The job waits until the writer has set its trap: a SIGTERM before that would end it early.
+        `(trap '' TERM; touch "$TEST_DIR/trapped"; while :; do date >> "$MOUNTFLEET_SCRATCH/bg.log"; sleep 0.1; done) & ` +
+          `while [ ! -e "$TEST_DIR/trapped" ]; do sleep 0.05; done; sleep 300 & echo started-background`,
       ),
     });
     expect((await run.exited).code).toBe(0);
@@ -106,9 +116,9 @@ describe('mountfleet scratch run side by side', () => {
       /the job left \d+ process\(es\) behind: SIGTERM to all of them, 2 s to exit/,
     );
     expect(run.stderr()).toContain('still alive after 2 s: killing them');
+    // Every writer is gone, so nothing can write onto the root disk under the path after the unmount.
     expect(processGroupMembers(pgid)).toEqual([]);
-    await sleep(500);
-    expect(existsSync(run.path)).toBe(false); // nothing was written onto the root disk after the unmount
+    expect(existsSync(run.path)).toBe(false);
     expect(await leftovers(scratch.net)).toEqual(NOTHING_LEFT);
   });
 
@@ -117,17 +127,17 @@ describe('mountfleet scratch run side by side', () => {
       job: 'escaped',
       command: job(
         // setsid takes the writer out of the job's process group; only the scope's cgroup still holds it.
-        `setsid sh -c 'trap "" TERM; while :; do date >> "$MOUNTFLEET_SCRATCH/escaped.log"; sleep 0.1; done' & ` +
-          `echo $! > "$TEST_DIR/escaped.pid"; echo started-escaped`,
+        `setsid sh -c 'trap "" TERM; touch "$TEST_DIR/trapped"; while :; do date >> "$MOUNTFLEET_SCRATCH/escaped.log"; sleep 0.1; done' & ` +
+          `echo $! > "$TEST_DIR/escaped.pid"; while [ ! -e "$TEST_DIR/trapped" ]; do sleep 0.05; done; echo started-escaped`,
       ),
       env: { MOUNTFLEET_SYSTEMD_BIN: SYSTEMD_STANDIN_BIN },
     });
     expect((await run.exited).code).toBe(0);
     const writer = Number(readFileSync(join(run.dir, 'escaped.pid'), 'utf8').trim());
     expect(run.stderr()).toMatch(/the job left \d+ process\(es\) behind/);
+    // The writer is gone, so nothing can write onto the root disk under the path after the unmount.
     expect(liveProcess(writer)).toBe(false);
-    await sleep(500);
-    expect(existsSync(run.path)).toBe(false); // nothing was written onto the root disk after the unmount
+    expect(existsSync(run.path)).toBe(false);
     expect(await leftovers(scratch.net)).toEqual(NOTHING_LEFT);
     removeEmptySystemdStandinScopes();
   });
@@ -187,7 +197,8 @@ describe('mountfleet scratch run side by side', () => {
   it('stops at once on SIGTERM while IMDS does not answer', async () => {
     scratch.instance.imds.setDelay(120_000);
     const run = await scratch.start({ job: 'imds-stop', command: job('echo job-ran') });
-    await sleep(1500);
+    // Its first IMDS request is open: the run is past its signal handlers and the local checks.
+    await waitUntil(() => scratch.instance.imds.openConnections() > 0, 'the run to ask IMDS');
     const signalled = Date.now();
     run.child.kill('SIGTERM');
     const { code } = await run.exited;

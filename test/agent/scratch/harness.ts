@@ -95,6 +95,18 @@ export const job = (body: string): string[] => ['sh', '-c', `echo $$ > "$TEST_DI
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Waits until `check` holds, looking every 50 ms, for what no line or request announces (a process state,
+ * a mount, a connection); fails after `timeoutMs` naming what it waited for.
+ */
+export async function waitUntil(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
 export async function startRun(spec: RunSpec): Promise<ScratchRun> {
   const proxy = await FaultProxy.start({ target: spec.emulator });
   spec.faults?.(proxy);

@@ -30,9 +30,9 @@ import {
   leftovers,
   mountsUnder,
   NOTHING_LEFT,
-  sleep,
   stopInstance,
   useScratchRuns,
+  waitUntil,
   type ScratchRun,
 } from './harness';
 
@@ -63,15 +63,6 @@ function liveProcess(pid: number): boolean {
     return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
   } catch {
     return false;
-  }
-}
-
-/** Waits (bounded) until `check` holds, looking every 50 ms: for a process state or a mount to change. */
-async function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
   }
 }
 
@@ -139,7 +130,10 @@ describe('scratch: one run, one file system', () => {
         p.addRule({ service: 'efs', operation: 'DeleteMountTarget', fault: { kind: 'blackhole' } }),
     });
     await first.waitFor(/\[tearing-down\]/);
-    await until(() => first.proxy.arrived('efs', 'DeleteMountTarget') > 0, 'the stalled DeleteMountTarget');
+    await waitUntil(
+      () => first.proxy.arrived('efs', 'DeleteMountTarget') > 0,
+      'the stalled DeleteMountTarget',
+    );
     first.child.kill('SIGKILL');
     await first.exited;
     const old = createdBy(first);
@@ -194,12 +188,12 @@ describe('scratch: one run, one file system', () => {
     const jobPid = Number(readFileSync(join(first.dir, 'job.pid'), 'utf8'));
     const old = createdBy(first);
     first.child.kill('SIGKILL');
-    await until(() => !liveProcess(jobPid), 'the orphaned job to be stopped').catch((e: Error) => {
+    await waitUntil(() => !liveProcess(jobPid), 'the orphaned job to be stopped').catch((e: Error) => {
       throw new Error(
         `${e.message}\n${first.stderr()}\n${execFileSync('ps', ['-eo', 'pid,ppid,pgid,stat,args', '--forest']).toString()}`,
       );
     });
-    await until(() => mountsUnder(first.dir).length === 0, 'the dead run to be unmounted');
+    await waitUntil(() => mountsUnder(first.dir).length === 0, 'the dead run to be unmounted');
     await first.exited;
     expect(first.stderr()).toContain('the runner of job J died: stopping the job');
 
