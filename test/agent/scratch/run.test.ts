@@ -8,7 +8,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DescribeMountTargetsCommand, DescribeMountTargetSecurityGroupsCommand } from '@aws-sdk/client-efs';
 import { efsClient } from '../../../core/aws';
-import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE } from '../../../core/tags';
+import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE, TAG_RUN } from '../../../core/tags';
 import {
   FLEET,
   fileSystemsOf,
@@ -51,7 +51,7 @@ describe('mountfleet scratch run', () => {
     const [fs, ...others] = await fileSystemsOf('normal-1');
     expect(others).toEqual([]);
     expect(fs).toMatchObject({
-      CreationToken: `mf/${FLEET}/normal-1`,
+      CreationToken: expect.stringMatching(new RegExp(`^mf/${FLEET}/r\\d{8}t\\d{6}-[0-9a-f]{16}$`)),
       Encrypted: true,
       ThroughputMode: 'bursting',
       PerformanceMode: 'generalPurpose',
@@ -61,6 +61,7 @@ describe('mountfleet scratch run', () => {
     expect(fsTag(fs, TAG_FLEET)).toBe(FLEET);
     expect(fsTag(fs, TAG_OWNER_INSTANCE)).toBe(scratch.instance.instanceId);
     expect(fsTag(fs, TAG_JOB)).toBe('normal-1');
+    expect(`mf/${FLEET}/${fsTag(fs, TAG_RUN)}`).toBe(fs.CreationToken); // the run, named in its token
     expect(fsTag(fs, 'Name')).toBe(`mountfleet-scratch-${FLEET}-normal-1`);
     expect(JSON.parse(requestBodies.create)).toMatchObject({ Backup: false, Encrypted: true });
 
@@ -94,9 +95,8 @@ describe('mountfleet scratch run', () => {
   it("takes fleet, the zone's subnet (by AZ ID) and the security group from agent.json", async () => {
     const run = await scratch.start({ job: 'from-config', command: job('true'), settingsFromConfig: true });
     expect((await run.exited).code).toBe(0);
-    expect(run.stderr()).toContain(
-      `job from-config of fleet ${FLEET} in ${scratch.net.subnets[0].availabilityZone}`,
-    );
+    expect(run.stderr()).toContain(`job from-config (run r`);
+    expect(run.stderr()).toContain(`of fleet ${FLEET} in ${scratch.net.subnets[0].availabilityZone}`);
     expect(run.stderr()).toContain(
       `[mount-target] in ${scratch.net.subnets[0].subnetId} with security group ${scratch.net.securityGroupId}`,
     );

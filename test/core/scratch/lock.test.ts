@@ -1,6 +1,6 @@
 /**
  * The scratch locks for real: `flock` on a file under a temp run dir, held by another Node process that
- * runs core/scratch/lock.ts (through tsx), and freed when that process is SIGKILLed.
+ * runs core/lock.ts (through tsx), and freed when that process is SIGKILLed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -15,7 +15,7 @@ jest.setTimeout(30_000);
 /** Another process that takes the lock on `file` with acquireLock and keeps it (and prints `held`). */
 function holderProcess(file: string): Promise<ChildProcess> {
   const code =
-    `const { acquireLock } = require(${JSON.stringify(join(REPO_ROOT, 'core/scratch/lock.ts'))});` +
+    `const { acquireLock } = require(${JSON.stringify(join(REPO_ROOT, 'core/lock.ts'))});` +
     `acquireLock(${JSON.stringify(file)}, { holder: 'pid ' + process.pid }).then((r) => {` +
     `  console.log(r.status); setInterval(() => undefined, 1000); });`;
   // node itself with tsx's hook (not the tsx wrapper, whose SIGKILL would leave node running).
