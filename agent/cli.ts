@@ -3,7 +3,7 @@
  * `register(program, ctx)` function (agent/command.ts) called here. Results (tables, reports) go to stdout, `--json` as one
  * JSON document; progress and logs go to stderr.
  */
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Help } from 'commander';
 import { ConfigError } from '../core/config';
 import { VERSION } from '../core/version';
 import { EXIT_FAILURE, EXIT_USAGE, UsageError } from './args';
@@ -31,8 +31,25 @@ const COMMANDS: RegisterCommand[] = [
   registerShard,
 ];
 
+/**
+ * A command whose own usage errors (unknown option or command, missing option or argument, bad choice) read
+ * like every other usage error: `mountfleet tune: unknown option '--bogus'` and a pointer to that command's
+ * --help, instead of commander's bare `error: …`. Subcommands are made by `createCommand`, so all of them are.
+ */
+class MountfleetCommand extends Command {
+  override createCommand(name?: string): Command {
+    return new MountfleetCommand(name);
+  }
+
+  override error(message: string, errorOptions?: { code?: string; exitCode?: number }): never {
+    const path = commandPath(this);
+    const text = message.replace(/^error: /, '');
+    return super.error(`${path}: ${text}\n(run \`${path} --help\` for usage)`, errorOptions);
+  }
+}
+
 export function buildProgram(ctx: CliContext): Command {
-  const program = new Command('mountfleet')
+  const program = new MountfleetCommand('mountfleet')
     .description('Mountpoint for Amazon S3 fleets, S3 Express caches and self-cleaning EFS scratch')
     .version(VERSION, '-v, --version')
     .option('--debug', 'print the stack trace of a failure')
@@ -40,7 +57,13 @@ export function buildProgram(ctx: CliContext): Command {
       'after',
       '\nExit status: 0 success, 1 failure, 2 usage error (bad flag or value, missing Region or credentials).',
     )
-    .showHelpAfterError('(run with --help for usage)')
+    // Commander's help does not show which options are required; inherited by every subcommand.
+    .configureHelp({
+      optionDescription(option) {
+        const text = Help.prototype.optionDescription.call(this, option);
+        return option.mandatory ? `(required) ${text}` : text;
+      },
+    })
     .allowExcessArguments(false)
     .exitOverride();
   for (const register of COMMANDS) register(program, ctx);

@@ -189,9 +189,24 @@ export function readJsonFile(
 
 /** Validates a parsed value; throws ConfigError naming every bad field. */
 export function parseAgentConfig(value: unknown, source = '(inline)'): AgentConfig {
+  if (looksLikeAppConfig(value)) throw new ConfigError(`${source} ${APP_CONFIG_NOT_AGENT_CONFIG}`);
   const result = agentConfigSchema.safeParse(value);
   if (!result.success) throw new ConfigError(formatIssues(result.error, `invalid agent config ${source}`));
   return result.data;
+}
+
+const APP_CONFIG_NOT_AGENT_CONFIG =
+  "is the CDK app's config (fleetId, network, fleet.mounts …, as in examples/mountfleet.config.json), not an " +
+  'agent config: the agent reads the agent.json that ComputeFleet writes to /etc/mountfleet/agent.json on each ' +
+  'instance (version, fleetId, region, mounts …); pass one like examples/agent.json';
+
+/**
+ * The two configs are easy to mix up (both name a fleet and its mounts); the app config's sections that an
+ * agent.json never has tell it apart, so the error can say which file is which instead of listing fields.
+ */
+function looksLikeAppConfig(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || 'version' in value) return false;
+  return ['fleet', 'network', 'reaper', 'monitoring', 'environments'].some((key) => key in value);
 }
 
 /** Reads and validates agent.json (path from the argument, MOUNTFLEET_CONFIG, or the default). */

@@ -2,14 +2,22 @@
 # Builds the project's Mountpoint test harness (test/support/mountpoint-harness) from the published
 # Mountpoint crates, into a cargo target directory outside the clone so later runs only relink it.
 # Without a Rust toolchain (rustc >= 1.95) or the native build packages it says why the real-Mountpoint
-# suites will skip and exits 0; a failing build with the toolchain present fails.
+# suites will skip and exits 0; a failing build with the toolchain present fails. Either way the reason is
+# left in <target>/skip-reason, which the tests and the sandbox quote (test/support/real-mountpoint.ts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 MIN_RUST=1.95
 target="${MOUNTFLEET_HARNESS_TARGET:-$HOME/.cache/mountfleet/harness-target}"
+mkdir -p "$target"
+# Written whole, then renamed: a reader never sees half a reason.
+record_reason() {
+  printf '%s\n' "$*" >"$target/skip-reason.$$"
+  mv -f "$target/skip-reason.$$" "$target/skip-reason"
+}
 skip() {
   printf '[build-harness] real-Mountpoint suites will skip: %s\n' "$*" >&2
+  record_reason "$*"
   exit 0
 }
 
@@ -31,6 +39,19 @@ if command -v dpkg-query >/dev/null; then
 fi
 ((${#missing[@]} == 0)) || skip "missing apt packages ${missing[*]} (scripts/setup.sh installs them as root)"
 
-printf '[build-harness] cargo build --locked --release into %s\n' "$target" >&2
-CARGO_TARGET_DIR="$target" cargo build --locked --release --quiet \
-  --manifest-path test/support/mountpoint-harness/Cargo.toml
+binary="$target/release/mount-s3-harness"
+if [[ -x $binary ]]; then
+  printf '[build-harness] cargo build --locked --release into %s (up to date: seconds)\n' "$target" >&2
+else
+  # The first build compiles a few hundred crates: minutes on a small machine. cargo's per-crate lines are
+  # the progress (a progress bar where stderr is a terminal).
+  printf '[build-harness] first build of the Mountpoint harness into %s: a few hundred crates, about 20 min on 2 cores; later runs take seconds\n' "$target" >&2
+fi
+status=0
+CARGO_TARGET_DIR="$target" cargo build --locked --release \
+  --manifest-path test/support/mountpoint-harness/Cargo.toml || status=$?
+if ((status != 0)); then
+  record_reason "scripts/build-harness.sh failed: cargo build exited ${status} (its output is above that line)"
+  exit "$status"
+fi
+rm -f "$target/skip-reason"

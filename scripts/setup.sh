@@ -10,6 +10,8 @@ CFN_LINT_VERSION=1.58.0
 KUBERNETES_VALIDATE_VERSION=1.37.0
 
 log() { printf '[setup] %s\n' "$*" >&2; }
+# shellcheck source=scripts/lib/apt.sh
+source scripts/lib/apt.sh
 
 # apt packages: fuse3 (fusermount3 for the FUSE stand-ins and real mount tests), gnupg (signature checks),
 # util-linux (setpriv/unshare), python3-venv; libfuse3-dev pkg-config cmake libclang-dev build the
@@ -25,8 +27,8 @@ command -v systemd-analyze >/dev/null || need_apt+=(systemd)
 if ((${#need_apt[@]})); then
   if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
     log "apt-get install ${need_apt[*]}"
-    apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+    apt_update
+    apt_install "${need_apt[@]}"
   else
     log "missing ${need_apt[*]}: install them (tests that need them will fail)"
   fi

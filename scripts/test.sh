@@ -6,6 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CDK_DISABLE_CLI_TELEMETRY=true AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
 bash scripts/setup.sh
-npm run --silent build
+bash scripts/build.sh
 bash scripts/build-harness.sh
 npx jest --ci "$@"

@@ -4,7 +4,7 @@
  * Logic in core/bench.
  */
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parsePositive, parseWholeNumber, UsageError } from '../args';
 import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
@@ -109,6 +109,7 @@ export const register: RegisterCommand = (program) => {
     .option('--large-min-size <size>', 'files this large or larger are read sequentially', '8MiB')
     .option('--json', 'print the results as one JSON document')
     .action(async (flags: ReadFlags) => {
+      checkReadableDirectory(flags.path);
       const concurrency = parseWholeNumber('--concurrency', flags.concurrency, { min: 1, max: 1024 });
       const epochs = parseWholeNumber('--epochs', flags.epochs, { min: 1, max: 1000 });
       const largeMinBytes = parsePositive('--large-min-size', flags.largeMinSize, parseBytes);
@@ -127,3 +128,21 @@ export const register: RegisterCommand = (program) => {
       if (flags.json) printJson({ path: flags.path, concurrency, results });
     });
 };
+
+/** `bench read --path DIR`: a missing or non-directory path is a typo, said before anything is read. */
+function checkReadableDirectory(path: string): void {
+  let isDirectory: boolean;
+  try {
+    isDirectory = statSync(path).isDirectory();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
+    throw new UsageError(
+      `--path "${path}": no such directory; give the directory to read, e.g. --path /mnt/imagenet`,
+    );
+  }
+  if (!isDirectory)
+    throw new UsageError(
+      `--path "${path}": not a directory; give the directory to read, e.g. --path /mnt/imagenet`,
+    );
+}

@@ -73,7 +73,7 @@ export const register: RegisterCommand = (program) => {
     .option('--json', 'print the plan as one JSON document')
     .addHelpText(
       'after',
-      "\nExample (the seed article's encode):\n" +
+      '\nExample (a 30-minute ProRes 422 master encoded to a six-rendition H.264 ladder, timed on EFS in Tokyo):\n' +
         '  mountfleet plan --preset encode-ladder --input-size 30.12GiB --duration 30m --run-time 54m59s \\\n' +
         '    --region ap-northeast-1 --at-bitrate 50,147,503',
     )

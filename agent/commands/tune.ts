@@ -24,7 +24,8 @@ interface TuneOptions extends CsiOptions, AwsFlags {
 const MAX_ROOT_FREE_GIB = 65536;
 
 export const register: RegisterCommand = (program) => {
-  addCsiOptions(program.command('tune'))
+  const tune = program
+    .command('tune')
     .description(
       'the Mountpoint settings the agent would choose for an instance type, with the reason for each',
     )
@@ -45,36 +46,52 @@ export const register: RegisterCommand = (program) => {
     )
     .option('--json', 'one JSON document on stdout')
     .addOption(regionOption())
-    .addOption(profileOption())
-    .action(async (opts: TuneOptions) => {
-      const rootFreeGiB = parseWholeNumber('--root-free-gib', opts.rootFreeGib, {
-        min: 0,
-        max: MAX_ROOT_FREE_GIB,
-      });
-      const configPath = opts.config ?? process.env.MOUNTFLEET_CONFIG ?? DEFAULT_AGENT_CONFIG_PATH;
-      let report: TuneReport;
-      try {
-        if (opts.csi) {
-          const config = opts.config || existsSync(configPath) ? loadAgentConfig(configPath) : undefined;
-          return await printCsiManifests(opts, config, rootFreeGiB);
-        }
-        const online = !opts.offline && (await canCallAws(opts));
-        report = await tuneForInstanceType({
-          instanceType: opts.instanceType,
-          ...(opts.config || existsSync(configPath) ? { config: loadAgentConfig(configPath) } : {}),
-          ...(opts.azId ? { azId: opts.azId } : {}),
-          ...(opts.interfaces ? { interfaces: opts.interfaces.split(',').filter(Boolean) } : {}),
-          rootFreeGiB,
-          ...(online ? { ec2: ec2Client({ maxAttempts: 2, connectionTimeoutMs: 2000 }) } : {}),
-        });
-      } catch (err) {
-        if (err instanceof UnknownInstanceTypeError) throw new UsageError(err.message);
-        throw err;
-      }
-      if (opts.json) printJson(report);
-      else process.stdout.write(formatTuneReport(report));
+    .addOption(profileOption());
+  // The --csi flags last: --help lists what every run of tune takes first.
+  addCsiOptions(tune).action(async (opts: TuneOptions) => {
+    const rootFreeGiB = parseWholeNumber('--root-free-gib', opts.rootFreeGib, {
+      min: 0,
+      max: MAX_ROOT_FREE_GIB,
     });
+    const interfaces = opts.interfaces !== undefined ? parseInterfaces(opts.interfaces) : undefined;
+    const configPath = opts.config ?? process.env.MOUNTFLEET_CONFIG ?? DEFAULT_AGENT_CONFIG_PATH;
+    let report: TuneReport;
+    try {
+      if (opts.csi) {
+        const config = opts.config || existsSync(configPath) ? loadAgentConfig(configPath) : undefined;
+        return await printCsiManifests(opts, config, rootFreeGiB);
+      }
+      const online = !opts.offline && (await canCallAws(opts));
+      report = await tuneForInstanceType({
+        instanceType: opts.instanceType,
+        ...(opts.config || existsSync(configPath) ? { config: loadAgentConfig(configPath) } : {}),
+        ...(opts.azId ? { azId: opts.azId } : {}),
+        ...(interfaces ? { interfaces } : {}),
+        rootFreeGiB,
+        ...(online ? { ec2: ec2Client({ maxAttempts: 2, connectionTimeoutMs: 2000 }) } : {}),
+      });
+    } catch (err) {
+      if (err instanceof UnknownInstanceTypeError) throw new UsageError(err.message);
+      throw err;
+    }
+    if (opts.json) printJson(report);
+    else process.stdout.write(formatTuneReport(report));
+  });
 };
+
+/** Linux interface names: 1 to 15 bytes, no whitespace, "/" or ":" (and "," separates them here). */
+const INTERFACE_NAME = /^[^\s/:,]{1,15}$/;
+
+/** `--interfaces ens5,ens6`: every name present and plausible; `ens5,,ens6` or `ens5,` is a typo, not two names. */
+function parseInterfaces(text: string): string[] {
+  const names = text.split(',');
+  const bad = names.find((name) => !INTERFACE_NAME.test(name) || name === '.' || name === '..');
+  if (bad === undefined) return names;
+  const problem = bad === '' ? 'has an empty name' : `"${bad}" is not an interface name`;
+  throw new UsageError(
+    `--interfaces "${text}": ${problem}; give names separated by single commas, e.g. --interfaces ens5,ens6`,
+  );
+}
 
 /**
  * The API is optional here (the built-in table answers for known types): without a Region or credentials

@@ -66,10 +66,22 @@ export function renderPlan(plan: PlanResult): string {
         ) +
         '\n';
   const costs = renderTable(
-    ['storage', 'cost', 'fits', 'how'],
-    plan.costs.map((c) => [c.label, usd(c.usd), c.feasible ? 'yes' : 'no', c.detail]),
-    'lrll',
+    ['storage', 'cost', 'fits', 'compared', 'how'],
+    plan.costs.map((c) => [
+      c.label,
+      usd(c.usd),
+      c.feasible ? 'yes' : 'no',
+      c.compared ? 'yes' : 'no, bound',
+      c.detail,
+    ]),
+    'lrlll',
   );
+  const bounds = plan.costs
+    .filter((c) => !c.compared)
+    .map(
+      (c) =>
+        `${c.label} (${usd(c.usd)}) is the lower bound, not compared: a volume is sized before the run and needs headroom, so gp3 is compared at 2x the used size`,
+    );
   const chosen = plan.costs.find((c) => c.option === plan.recommendation.option);
   return [
     inputLine,
@@ -80,6 +92,7 @@ export function renderPlan(plan: PlanResult): string {
     exhaustion,
     `costs (${plan.prices.region}, prices as of ${plan.prices.asOf}):`,
     costs,
+    ...bounds,
     '',
     `use: ${chosen?.label} — ${plan.recommendation.reason}`,
     ...plan.notes.map((n) => `note: ${n}`),

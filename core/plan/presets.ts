@@ -5,7 +5,7 @@
 import type { Step } from './workload';
 
 /**
- * A bit-rate ladder for H.264 video-on-demand renditions. The seed article does not list its output
+ * A bit-rate ladder for H.264 video-on-demand renditions. The measured encode does not list its output
  * bit rates, so this is a stated assumption: a common ladder (0.2 / 0.4 / 0.8 / 1.2 / 2.5 / 5 Mbps).
  * Outputs are 0.5-3% of the volume of this pipeline, so a different ladder moves the result little.
  */
@@ -20,7 +20,7 @@ export const H264_LADDER_MBPS: Readonly<Record<string, number>> = {
 
 /**
  * The uncompressed audio track of a ProRes master: PCM, 48 kHz, 24-bit, stereo = 2.304 Mbps. An
- * audio-only ffmpeg run demuxes just these samples (the seed's audio step took 28 s, far too short to
+ * audio-only ffmpeg run demuxes just these samples (the measured audio step took 28 s, far too short to
  * read the whole 30 GiB input on either storage), so that is what the audio step reads.
  */
 export const PCM_AUDIO_MBPS = (48000 * 24 * 2) / 1e6;
@@ -36,7 +36,7 @@ export const PRESETS: Readonly<Record<string, Preset>> = {
   'encode-ladder': {
     description:
       'download the input to scratch, encode six H.264 renditions two-pass from it, then extract the audio ' +
-      "(the seed article's pipeline)",
+      '(the 30-minute ProRes encode ladder of docs/planning.md)',
     steps: [
       // The input arrives from S3 and is written to scratch once: write = 1 x input, nothing read from scratch.
       { name: 'download', read: { kind: 'input', multiple: 0 }, write: { kind: 'input', multiple: 1 } },

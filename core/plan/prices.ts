@@ -61,7 +61,7 @@ export const BUILT_IN_PRICES: Record<string, RegionPrices> = {
     region: 'ap-northeast-1',
     asOf: '2026-06',
     sources: [
-      'seed article (Tokyo): Elastic $0.04/GB read, $0.07/GB write; gp3 $0.096/GB-month (its $0.00524 for 40 GB over 59 min)',
+      'the 30-minute ProRes encode ladder measurement (Tokyo): Elastic $0.04/GB read, $0.07/GB write; gp3 $0.096/GB-month (its $0.00524 for 40 GB over 59 min)',
       'One Zone storage $0.192/GB-month: not confirmed from an AWS page here; Tokyo Standard $0.36 x (One Zone/Standard in us-east-1, 0.16/0.30). Override with --price if it differs',
       'gp3 throughput $0.048 per MB/s-month: us-east-1 price x the Tokyo/us-east-1 gp3 storage ratio (1.2); unverified',
     ],

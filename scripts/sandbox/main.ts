@@ -16,7 +16,7 @@
  * 7. destroys the stack and stops everything it started, also on Ctrl-C.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TerminateInstancesCommand } from '@aws-sdk/client-ec2';
@@ -49,8 +49,11 @@ const ZONE_IDS = ['use1-az4', 'use1-az6'];
 const DATASET_BUCKET = 'sandbox-datasets';
 const DATASET_FILE = 'shard-0000.tar';
 const DATASET_BYTES = 4 * 1048576;
-/** Where the reaper handler's log lines go (its CloudWatch log group on AWS); kept after the run. */
-const REAPER_LOG = join(tmpdir(), `mountfleet-sandbox-reaper-${process.pid}.jsonl`);
+/**
+ * The reaper handler's log lines (its CloudWatch log group on AWS): written in the run's work directory, then
+ * the last run's is kept here for reading after the report (one file, replaced whole by each run).
+ */
+const REAPER_LOG_KEPT = join(tmpdir(), 'mountfleet-sandbox-reaper.jsonl');
 const ACCOUNT = EMULATOR_ACCOUNT;
 const REGION = EMULATOR_REGION;
 
@@ -76,6 +79,15 @@ async function cdk(args: string[], env: NodeJS.ProcessEnv, cwd = REPO_ROOT): Pro
 }
 
 const report: SandboxReport = {};
+let reaperLog = '';
+
+/** Copies this run's reaper log to REAPER_LOG_KEPT through a rename, so a run beside it never sees half a file. */
+function keepReaperLog(log: string, work: string): void {
+  if (!existsSync(log)) return;
+  const partial = join(work, 'reaper-kept.partial');
+  copyFileSync(log, partial);
+  renameSync(partial, REAPER_LOG_KEPT); // the work directory is in the same temp directory: one file system
+}
 
 /** Detaches every mount below `dir` (deepest first), so the directory can be removed. */
 function unmountUnder(dir: string): void {
@@ -96,6 +108,13 @@ async function main(): Promise<number> {
     unmountUnder(work);
     rmSync(work, { recursive: true, force: true });
   });
+  // Every temp file of the run (the CDK CLI's, the agents', Mountpoint's or its stand-in's, even of a killed
+  // process) goes with the work directory: everything started from here inherits TMPDIR.
+  const tmp = join(work, 'tmp');
+  mkdirSync(tmp);
+  process.env.TMPDIR = tmp;
+  reaperLog = join(work, 'reaper.jsonl');
+  cleanups.add('keep the reaper log', () => keepReaperLog(reaperLog, work));
 
   const moto = await progress.step(
     'Start the AWS emulator (moto) on loopback',
@@ -324,12 +343,12 @@ async function main(): Promise<number> {
   //    EventBridge delivers when the lost instance terminates, then a scheduled pass over the fleet.
   const eventReport = await progress.step(
     `Reaper, event fast path: ${instances[0].instanceId} terminated`,
-    () => invokeReaper(outputs.ReaperFunctionName, terminatedEvent(instances[0].instanceId), REAPER_LOG),
+    () => invokeReaper(outputs.ReaperFunctionName, terminatedEvent(instances[0].instanceId), reaperLog),
     (r) => `deleted ${r.deleted.join(', ') || 'nothing'}, kept ${r.kept.length}, failed ${r.failed.length}`,
   );
   const scheduledReport = await progress.step(
     'Reaper, scheduled run over the fleet',
-    () => invokeReaper(outputs.ReaperFunctionName, scheduledEvent(), REAPER_LOG),
+    () => invokeReaper(outputs.ReaperFunctionName, scheduledEvent(), reaperLog),
     (r) =>
       `deleted ${r.deleted.length}, kept ${r.kept.map((k) => k.id).join(', ') || 'nothing'}, failed ${r.failed.length}`,
   );
@@ -360,7 +379,7 @@ async function main(): Promise<number> {
     busy.outcome += `; ended with SIGTERM (exit ${busy.exitCode}), torn down`;
   });
 
-  shipEmfFiles(cloudWatchAgent, [REAPER_LOG]);
+  shipEmfFiles(cloudWatchAgent, [reaperLog]);
   const metrics = await progress.step(
     "Metrics in the emulator's CloudWatch (through the CloudWatch agent stand-in)",
     () => metricsReport(cloudWatchAgent, STACK),
@@ -373,7 +392,7 @@ async function main(): Promise<number> {
   const leaked = await fleetScratch(FLEET_ID);
   Object.assign(report, {
     metrics,
-    reaperLog: REAPER_LOG,
+    reaperLog: REAPER_LOG_KEPT,
     reaper: { eventFastPath: eventReport, scheduled: scheduledReport, dryRunPastGrace: pastGrace },
     leakedFileSystems: leaked.map((f) => f.fileSystemId),
   });

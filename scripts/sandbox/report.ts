@@ -1,4 +1,5 @@
 /** The sandbox's report for people (`--json` prints the same object for machines). */
+import { MOUNTPOINT_METRICS_NAMESPACE } from '../../core/metrics';
 import type { ReapReport } from '../../core/reaper/report';
 import type { StoodIn } from '../../test/support/cloudformation-gaps-standin';
 import type { MetricsReport } from './metrics';
@@ -62,9 +63,17 @@ function outageLines(r: SandboxReport): string[] {
   ]);
 }
 
-function metricLines(m: MetricsReport | undefined, reaperLog: string | undefined): string[] {
+function metricLines(r: SandboxReport): string[] {
+  const { metrics: m, reaperLog } = r;
   if (!m) return ['  -'];
   return [
+    // The stand-in serves files but is not Mountpoint: no OTLP export, so none of Mountpoint's own metrics.
+    ...(r.mountS3?.kind === 'stand-in'
+      ? [
+          `  Mountpoint's metrics (${MOUNTPOINT_METRICS_NAMESPACE}) are ABSENT: the mounts ran on the Node stand-in, which`,
+          `    exports none (${r.mountS3.why})`,
+        ]
+      : []),
     ...(m.otlpReceiving ? [] : [`  Mountpoint's OTLP export NOT received: ${m.otlpNotReceivingBecause}`]),
     ...Object.entries(m.datapoints).flatMap(([ns, names]) => [
       `  ${ns}:`,
@@ -101,7 +110,7 @@ export function renderReport(r: SandboxReport, steps: readonly StepRecord[]): st
     ...reaperLines(r.reaper),
     '',
     'Metrics:',
-    ...metricLines(r.metrics, r.reaperLog),
+    ...metricLines(r),
     '',
     `Leaked scratch file systems at the end: ${(r.leakedFileSystems ?? []).length}`,
     '',

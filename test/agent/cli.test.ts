@@ -18,10 +18,22 @@ describe('mountfleet command', () => {
     expect(r.stdout).toContain('Usage: mountfleet');
   });
 
-  it('rejects an unknown command with usage help and a non-zero status', async () => {
+  it('rejects an unknown command like any usage error: one line, a --help hint, exit 2', async () => {
     const r = await runCli(['frobnicate']);
-    expect(r.code).not.toBe(0);
-    expect(r.stderr).toContain('run with --help');
+    expect(r).toMatchObject({
+      code: 2,
+      stdout: '',
+      stderr: "mountfleet: unknown command 'frobnicate'\n(run `mountfleet --help` for usage)\n",
+    });
+  });
+
+  it("marks required options in --help and lists tune's own flags before its --csi flags", async () => {
+    const tune = (await runCli(['tune', '--help'])).stdout;
+    expect(tune).toMatch(/--instance-type <type>\s+\(required\) EC2 instance type/);
+    expect(tune.indexOf('--offline')).toBeLessThan(tune.indexOf('--csi'));
+    expect(tune.indexOf('--region')).toBeLessThan(tune.indexOf('--csi'));
+    expect((await runCli(['reap', '--help'])).stdout).toMatch(/--fleet <id>\s+\(required\)/);
+    expect((await runCli(['bench', 'read', '--help'])).stdout).toMatch(/--path <dir>\s+\(required\)/);
   });
 
   it('is the package bin, so `npx mountfleet` works in a checkout', () => {

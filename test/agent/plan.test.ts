@@ -7,7 +7,7 @@ import { runCliInProcess } from '../support/cli';
 /** Runs the CLI in-process and captures what it writes. */
 const mountfleet = runCliInProcess;
 
-const SEED = [
+const ENCODE_LADDER = [
   '--preset',
   'encode-ladder',
   '--input-size',
@@ -19,8 +19,15 @@ const SEED = [
 ];
 
 describe('mountfleet plan', () => {
-  it('prints the seed plan as a table on stdout (the result), nothing on stderr', async () => {
-    const r = await mountfleet('plan', ...SEED, '--region', 'ap-northeast-1', '--at-bitrate', '50,147,503');
+  it("prints the encode ladder's plan as a table on stdout (the result), nothing on stderr", async () => {
+    const r = await mountfleet(
+      'plan',
+      ...ENCODE_LADDER,
+      '--region',
+      'ap-northeast-1',
+      '--at-bitrate',
+      '50,147,503',
+    );
     expect(r.code).toBe(0);
     expect(r.stderr).toBe('');
     expect(r.stdout).toMatch(/^total\s+361\.92\s+32\.26\s+152\.90/m);
@@ -30,10 +37,19 @@ describe('mountfleet plan', () => {
     expect(r.stdout).toMatch(/prices as of 2026-06/);
   });
 
+  it('says in the table itself which rows the recommendation compares (gp3 at the used size is a bound)', async () => {
+    const r = await mountfleet('plan', ...ENCODE_LADDER, '--region', 'ap-northeast-1');
+    expect(r.stdout).toMatch(/^storage\s+cost\s+fits\s+compared\s+how$/m);
+    expect(r.stdout).toMatch(/^EBS gp3, used size\s+\$0\.00403\s+yes\s+no, bound\s/m);
+    expect(r.stdout).toMatch(/^EBS gp3, 2x used size\s+\$0\.00806\s+yes\s+yes\s/m);
+    expect(r.stdout).toMatch(/^EBS gp3, used size \(\$0\.00403\) is the lower bound, not compared: /m);
+    expect(r.stdout).toMatch(/^use: EFS One Zone, bursting — cheapest compared option that fits/m);
+  });
+
   it('prints one JSON document with --json, honouring price overrides', async () => {
     const r = await mountfleet(
       'plan',
-      ...SEED,
+      ...ENCODE_LADDER,
       '--region',
       'us-east-1',
       '--price',

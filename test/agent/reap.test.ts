@@ -26,6 +26,15 @@ describe('mountfleet reap (bundle, emulator)', () => {
     return { ...f, otherFleet, foreign };
   }
 
+  it('shows the user no AWS SDK notice about the Node version (only Node < 22 gets one, so only there it can fail)', async () => {
+    // The tests set the SDK's opt-out variable (test/support/jest-env.ts); a user does not. spawn drops undefined.
+    const env = { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: undefined };
+    const r = await runCli(['reap', '--fleet', 'f1', '--dry-run'], { env });
+    expect(r.code).toBe(0);
+    expect(r.stderr).not.toMatch(/NodeVersionSupportWarning|Warning:/);
+    expect(r.stdout).toMatch(/fleet f1 \(dry run\): scanned 0/);
+  });
+
   it('--dry-run --json prints the report and changes nothing', async () => {
     const f = await fleet();
 

@@ -6,6 +6,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCliInProcess as mountfleet } from '../support/cli';
+import { REPO_ROOT } from '../support/moto';
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 const PLAN = ['plan', '--preset', 'encode-ladder', '--input-size', '30GiB', '--duration', '30m'];
 const SCRATCH_RUN = [
@@ -28,15 +31,65 @@ function agentJson(mountPath: string): string {
 
 describe('usage errors exit 2 with one line naming the problem', () => {
   it.each([
-    [['tune', '--instance-type', 'm6i.large', '--bogus'], "unknown option '--bogus'"],
-    [['tune'], "required option '--instance-type <type>' not specified"],
-    [['plan', '--preset', 'nope'], "argument 'nope' is invalid"],
-    [['scratch', 'delete'], "missing required argument 'file-system-id'"],
-    [['frobnicate'], "unknown command 'frobnicate'"],
-  ])("commander's own: %j", async (args, message) => {
+    [['tune', '--instance-type', 'm6i.large', '--bogus'], "mountfleet tune: unknown option '--bogus'"],
+    [['tune'], "mountfleet tune: required option '--instance-type <type>' not specified"],
+    [['plan', '--preset', 'nope'], "mountfleet plan: option '--preset <name>' argument 'nope' is invalid"],
+    [['scratch', 'delete'], "mountfleet scratch delete: missing required argument 'file-system-id'"],
+    [['scratch', 'frobnicate'], "mountfleet scratch: unknown command 'frobnicate'"],
+    [['frobnicate'], "mountfleet: unknown command 'frobnicate'"],
+  ])("commander's own, in the same form as every usage error: %j", async (args, message) => {
     const r = await mountfleet(...args);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(message);
+    const command = message.slice(0, message.indexOf(':'));
+    expect(r.stderr).toMatch(
+      new RegExp(`^${escapeRegExp(message)}.*\\n\\(run \`${command} --help\` for usage\\)\\n$`),
+    );
+    expect(r.stdout).toBe('');
+  });
+
+  it.each([
+    ['ens5,,ens6', 'has an empty name'],
+    ['ens5,', 'has an empty name'],
+    ['ens5, ens6', '" ens6" is not an interface name'],
+    ['a-name-longer-than-15', '"a-name-longer-than-15" is not an interface name'],
+  ])('tune --interfaces %j', async (list, message) => {
+    const r = await mountfleet('tune', '--instance-type', 'p5.48xlarge', '--offline', '--interfaces', list);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`mountfleet tune: --interfaces "${list}": ${message}`);
+  });
+
+  it('bench read --path of a missing directory or a file, before reading anything', async () => {
+    const missing = await mountfleet('bench', 'read', '--path', '/nonexistent');
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toBe(
+      'mountfleet bench read: --path "/nonexistent": no such directory; give the directory to read, e.g. --path /mnt/imagenet\n',
+    );
+    const file = await mountfleet('bench', 'read', '--path', join(REPO_ROOT, 'package.json'));
+    expect(file.code).toBe(2);
+    expect(file.stderr).toContain('not a directory');
+  });
+
+  it('examples/agent.json, the file that error points to, is an agent config tune takes', async () => {
+    const example = join(REPO_ROOT, 'examples', 'agent.json');
+    const r = await mountfleet('tune', '--instance-type', 'm6i.large', '--offline', '--config', example);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('m6i.large: Mountpoint');
+  });
+
+  it('tune --config given the app config says which file is which, in one line', async () => {
+    const r = await mountfleet(
+      'tune',
+      '--instance-type',
+      'm6i.large',
+      '--offline',
+      '--config',
+      join(REPO_ROOT, 'examples', 'mountfleet.config.json'),
+    );
+    expect(r.code).toBe(2);
+    expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(
+      /mountfleet\.config\.json is the CDK app's config .* not an agent config: .*examples\/agent\.json/,
+    );
   });
 
   it.each([

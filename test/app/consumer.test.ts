@@ -1,20 +1,15 @@
 /**
- * The consumer example compiled and run against the packed package, as a user would get it: `npm pack`,
- * extracted into a temporary project's node_modules/mountfleet, with aws-cdk-lib and constructs (the peer
- * dependencies) linked from this repository; zod ships inside the package (bundleDependencies, for jsii).
+ * The consumer example (examples/consumer-app: app.ts, cdk.json, tsconfig.json, package.json) type-checked
+ * and synthesized by the CDK CLI against the packed package, as a user would get it: `npm pack`, extracted
+ * into a temporary copy of the project's node_modules/mountfleet, with aws-cdk-lib and constructs (the peer
+ * dependencies) and aws-cdk, tsx and typescript (its dev dependencies) linked from this repository; zod ships
+ * inside the package (bundleDependencies, for jsii).
  */
 import { execFileSync } from 'node:child_process';
-import {
-  copyFileSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { credentialFreeEnv, expectSuccess, runCdk } from '../support/cdk-cli';
 import { REPO_ROOT } from '../support/moto';
 import { ensureBundles } from '../lib/support';
 import { ensureLibrary } from './support/library';
@@ -28,7 +23,7 @@ function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = 
   }
 }
 
-test('examples/consumer-app type-checks and synthesizes against the packed mountfleet', () => {
+test('examples/consumer-app, as shipped, type-checks and synthesizes with the CDK CLI against the packed mountfleet', async () => {
   ensureBundles();
   ensureLibrary();
   const project = mkdtempSync(join(tmpdir(), 'mf-consumer-'));
@@ -44,33 +39,25 @@ test('examples/consumer-app type-checks and synthesizes against the packed mount
   }
   expect(readdirSync(join(pkg, 'dist')).sort()).toEqual(['agent', 'core', 'lambda', 'lib']);
 
-  copyFileSync(join(REPO_ROOT, 'examples', 'consumer-app', 'app.ts'), join(project, 'app.ts'));
-  writeFileSync(
-    join(project, 'tsconfig.json'),
-    JSON.stringify({
-      compilerOptions: {
-        target: 'ES2022',
-        module: 'commonjs',
-        moduleResolution: 'node',
-        strict: true,
-        outDir: 'out',
-        skipLibCheck: true,
-        types: [],
-        lib: ['ES2022'],
-      },
-      files: ['app.ts'],
-    }),
-  );
+  // The example project as shipped: its app, cdk.json, tsconfig.json and package.json.
+  for (const file of ['app.ts', 'cdk.json', 'tsconfig.json', 'package.json']) {
+    copyFileSync(join(REPO_ROOT, 'examples', 'consumer-app', file), join(project, file));
+  }
+  // Its dev dependencies, as `npm install` would put them (from this repository, offline).
+  for (const dep of ['aws-cdk', 'tsx', 'typescript']) {
+    symlinkSync(join(REPO_ROOT, 'node_modules', dep), join(project, 'node_modules', dep), 'dir');
+  }
   const tsc = join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-  // One strict compile: any type error against mountfleet's declarations fails it (tsc exits non-zero).
-  run(process.execPath, [tsc, '-p', 'tsconfig.json'], project);
+  // One strict compile with the shipped tsconfig.json: any type error against mountfleet's declarations fails it.
+  run(process.execPath, [tsc, '--noEmit', '-p', 'tsconfig.json'], project);
 
-  const cdkOut = join(project, 'cdk.out');
-  run(process.execPath, [join(project, 'out', 'app.js')], project, {
-    ...process.env,
-    CDK_OUTDIR: cdkOut,
-    CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [] }),
+  // `npx cdk synth` in the project: the real CDK CLI runs the app through the shipped cdk.json.
+  const synth = await runCdk(['synth', '--no-lookups', '--quiet'], {
+    env: credentialFreeEnv(),
+    cwd: project,
   });
+  expectSuccess(synth, 'cdk synth of examples/consumer-app');
+  const cdkOut = join(project, 'cdk.out');
   const template = JSON.parse(readFileSync(join(cdkOut, 'TrainingFleet.template.json'), 'utf8')) as {
     Resources: Record<string, { Type: string }>;
   };

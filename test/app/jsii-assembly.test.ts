@@ -44,6 +44,7 @@ test('the assembly is this package, with a Python target, and zod bundled rather
   const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
   expect(assembly.name).toBe('mountfleet');
   expect(assembly.version).toBe(pkg.version);
+  expect(Object.keys(assembly.targets).sort()).toEqual(['dotnet', 'go', 'java', 'js', 'python']);
   expect(assembly.targets['python']).toEqual({ distName: 'mountfleet', module: 'mountfleet' });
   expect(Object.keys(assembly.dependencies ?? {}).sort()).toEqual(['aws-cdk-lib', 'constructs']);
   expect(Object.keys(assembly.bundled ?? {})).toEqual(['zod']);

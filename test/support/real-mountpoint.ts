@@ -4,9 +4,9 @@
  * built from the published Mountpoint crates by scripts/build-harness.sh (test/support/mountpoint-harness/).
  * Where neither exists the suites that need it skip and say why.
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 export interface RealMountpoint {
   /** The program to run as `mount-s3`. */
@@ -28,9 +28,14 @@ export function realMountpoint(): RealMountpoint | { readonly skip: string } {
   if (official) return { binary: official, kind: 'official' };
   const harness = harnessBinaryPath();
   if (existsSync(harness)) return { binary: harness, kind: 'harness' };
-  return {
-    skip: `no real Mountpoint: ${harness} is not built (scripts/build-harness.sh needs Rust >= 1.95) and MOUNTFLEET_MOUNT_S3 is not set`,
-  };
+  return { skip: `no real Mountpoint (MOUNTFLEET_MOUNT_S3 is not set): ${whyNoHarness(harness)}` };
+}
+
+/** What scripts/build-harness.sh said when it last did not build (no Rust, an old one, a failed build), if it ran. */
+function whyNoHarness(harness: string): string {
+  const reasonFile = join(dirname(dirname(harness)), 'skip-reason');
+  if (existsSync(reasonFile)) return `the harness is not built: ${readFileSync(reasonFile, 'utf8').trim()}`;
+  return `${harness} is not built yet: run bash scripts/build-harness.sh (Rust >= 1.95; the first build takes minutes)`;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -16,7 +16,14 @@ import { OTLP_ENDPOINT } from '../../../core/mountpoint/tuning';
 import { STANDIN } from '../../agent/mountpoint/failover-harness';
 import { REPO_ROOT } from '../../support/moto';
 
-const CLOUDWATCH_AGENT_SCHEMA = 'reference/cloudwatch-agent/schema-v1.300060.0.json';
+// The agent's own schema, kept with its licence in the repository (test/support/cloudwatch-agent/README.md).
+const CLOUDWATCH_AGENT_SCHEMA = join(
+  REPO_ROOT,
+  'test',
+  'support',
+  'cloudwatch-agent',
+  'schema-v1.300060.0.json',
+);
 
 let dir: string;
 beforeAll(() => {
@@ -107,22 +114,13 @@ describe('CloudWatch agent config', () => {
       }),
     ) as CloudWatchAgentConfig;
 
-  // The agent refuses to start on a config its schema rejects; the schema is reference data outside the repo.
-  const schema =
-    process.env.MOUNTFLEET_SHARED_DIR !== undefined
-      ? join(process.env.MOUNTFLEET_SHARED_DIR, CLOUDWATCH_AGENT_SCHEMA)
-      : join(REPO_ROOT, '..', 'shared', CLOUDWATCH_AGENT_SCHEMA);
-  const withSchema = existsSync(schema) ? test : test.skip;
-  if (!existsSync(schema)) {
-    process.stderr.write(`skipped: CloudWatch agent schema validation (${schema} is not here)\n`);
-  }
-
-  withSchema('passes the CloudWatch agent v1.300060.0 schema (draft-04)', async () => {
-    expect(await schemaErrors(schema, render())).toEqual([]);
+  // The agent refuses to start on a config its schema rejects.
+  test('passes the CloudWatch agent v1.300060.0 schema (draft-04)', async () => {
+    expect(await schemaErrors(CLOUDWATCH_AGENT_SCHEMA, render())).toEqual([]);
     // The check can fail: a key the agent does not know is refused.
     const unknown = render();
     unknown.metrics.metrics_collected.otlp.interval = 10;
-    expect((await schemaErrors(schema, unknown)).join()).toMatch(/interval/);
+    expect((await schemaErrors(CLOUDWATCH_AGENT_SCHEMA, unknown)).join()).toMatch(/interval/);
   });
 
   test('receives OTLP where Mountpoint sends it and publishes to the namespace the role may write', () => {

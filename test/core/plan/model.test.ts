@@ -6,8 +6,8 @@ import { parseStep, resolveInput, WorkloadError } from '../../../core/plan/workl
 
 const TOKYO = BUILT_IN_PRICES['ap-northeast-1'];
 
-/** The seed article's encode: 30.12 GiB ProRes 422 (30 min), six renditions two-pass + audio, 54:59 on EFS. */
-function seedPlan(prices: RegionPrices = TOKYO) {
+/** The measured 30-minute ProRes encode ladder (docs/planning.md): 30.12 GiB ProRes 422 (30 min), six renditions two-pass + audio, 54:59 on EFS. */
+function encodeLadderPlan(prices: RegionPrices = TOKYO) {
   return computePlan(
     {
       input: { gib: 30.12, durationSeconds: parseDuration('30m') },
@@ -22,17 +22,17 @@ function seedPlan(prices: RegionPrices = TOKYO) {
 const within = (actual: number, expected: number, fraction: number) =>
   expect(Math.abs(actual - expected) / expected).toBeLessThanOrEqual(fraction);
 
-describe('plan model: the seed reproduction', () => {
-  const plan = seedPlan();
+describe('plan model: the 30-minute ProRes encode ladder, reproduced', () => {
+  const plan = encodeLadderPlan();
 
-  it('computes the credit use within 5% of the seed (152.18 GiB computed, 150.10 GiB measured)', () => {
+  it('computes the credit use within 5% of the measurement (152.18 GiB computed, 150.10 GiB measured)', () => {
     within(plan.totals.meteredGib, 152.18, 0.05);
     within(plan.totals.meteredGib, 150.1, 0.05);
     // The measured figure is the fall of BurstCreditBalance, which the baseline partly refills.
     within(plan.bursting.netCreditUsedGib, 150.1, 0.05);
   });
 
-  it('estimates credit exhaustion within 10% of the seed (19 h 20 min, 6 h 50 min, 2 h)', () => {
+  it('estimates credit exhaustion within 10% of the measurement (19 h 20 min, 6 h 50 min, 2 h)', () => {
     const hours = Object.fromEntries(plan.exhaustion.map((e) => [e.inputMbps, e.contentHours]));
     within(hours[50], 19 + 20 / 60, 0.1);
     within(hours[147], 6 + 50 / 60, 0.1);
@@ -53,7 +53,7 @@ describe('plan model: the seed reproduction', () => {
     expect(plan.totals.meteredGib - (input + (12 * input) / 3)).toBeLessThan(5);
   });
 
-  it('keeps the credit, recommends bursting, and prices EFS near the seed ($0.00756) and between gp3 1x and 2x', () => {
+  it('keeps the credit, recommends bursting, and prices EFS near the measurement ($0.00756) and between gp3 1x and 2x', () => {
     expect(plan.bursting.creditSurvives).toBe(true);
     expect(plan.bursting.creditLeftGib).toBeCloseTo(
       INITIAL_BURST_CREDIT_GIB - plan.bursting.netCreditUsedGib,
@@ -67,7 +67,7 @@ describe('plan model: the seed reproduction', () => {
     expect(cost['efs-one-zone-elastic']).toBeGreaterThan(10 * cost['efs-one-zone-bursting']);
   });
 
-  it('prices gp3 as the seed did: 40 GiB for 59 min = $0.00524, 60 GiB = $0.00787', () => {
+  it('prices gp3 as the measurement did: 40 GiB for 59 min = $0.00524, 60 GiB = $0.00787', () => {
     // A workload that stores exactly 20 GiB (so 2x used = 40 GiB) for 59 minutes.
     const twenty = computePlan(
       { input: { gib: 20 }, steps: [parseStep('copy:write=1')], runSeconds: 59 * 60 },
