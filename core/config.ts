@@ -30,6 +30,40 @@ export const DIRECTORY_BUCKET_NAME_PATTERN = /^[a-z0-9][a-z0-9-]*--[a-z]{2,4}[0-
 export const CACHE_POLICIES = ['none', 'metadata', 'local', 'express', 'local+express'] as const;
 export type CachePolicy = (typeof CACHE_POLICIES)[number];
 
+/** Whether a mount with this policy reads through its zone's S3 Express cache (`--cache-xz`). */
+export function cacheUsesExpress(policy: CachePolicy): boolean {
+  return policy === 'express' || policy === 'local+express';
+}
+
+/** Whether a mount with this policy keeps a local data cache (`--cache` on the instance store or root volume). */
+export function cacheUsesLocal(policy: CachePolicy): boolean {
+  return policy === 'local' || policy === 'local+express';
+}
+
+/**
+ * Whether Mountpoint may overwrite and delete existing objects of a mount (`--allow-overwrite --allow-delete`),
+ * and so whether its role needs `s3:DeleteObject`: only a read-write mount of a mutable dataset. A read-write
+ * immutable dataset is written once: new objects only.
+ */
+export function mountReplacesObjects(
+  access: 'read-only' | 'read-write',
+  dataset: 'immutable' | 'mutable',
+): boolean {
+  return access === 'read-write' && dataset === 'mutable';
+}
+
+/** The policy of a mount or volume that names none: `local+express` where there is an Express cache, else `local`. */
+export function defaultCachePolicy(hasExpressCache: boolean): CachePolicy {
+  return hasExpressCache ? 'local+express' : 'local';
+}
+
+/** Where `scratch run` mounts when neither `--path` nor agent.json names a directory. */
+export const DEFAULT_SCRATCH_PATH = '/mnt/scratch';
+/** Seconds a job gets after SIGTERM before its scratch is unmounted lazily. */
+export const DEFAULT_TEARDOWN_GRACE_SECONDS = 20;
+/** The longest teardown grace a fleet or a run may ask for: teardown must finish inside the termination hook. */
+export const MAX_TEARDOWN_GRACE_SECONDS = 600;
+
 /** A string checked by one of the core/paths.ts rules; the issue is the problem the rule names. */
 export const checkedString = (check: (value: string) => string | undefined) =>
   z.string().superRefine((value, ctx) => {
@@ -90,9 +124,14 @@ export const agentConfigSchema = z
           z.string().regex(/^subnet-[0-9a-f]+$/, 'must be a subnet id such as subnet-0123abcd'),
         ),
         /** Where `scratch run` mounts when `--path` is not given. */
-        path: mountPath.default('/mnt/scratch'),
+        path: mountPath.default(DEFAULT_SCRATCH_PATH),
         /** Seconds CMD gets after SIGTERM before a lazy unmount. */
-        teardownGraceSeconds: z.number().int().min(0).max(600).default(20),
+        teardownGraceSeconds: z
+          .number()
+          .int()
+          .min(0)
+          .max(MAX_TEARDOWN_GRACE_SECONDS)
+          .default(DEFAULT_TEARDOWN_GRACE_SECONDS),
         /** KMS key for the file systems; the AWS managed key when unset. */
         kmsKeyId: z.string().optional(),
       })

@@ -1,10 +1,56 @@
 /**
- * The metrics contract shared by the instance side (CloudWatch agent config, Mountpoint flags) and the
- * constructs (IAM, log group, dashboard): keep these stable, dashboards and alarms key on them.
+ * The metrics contract shared by the instance side (CloudWatch agent config, Mountpoint flags, the Express
+ * switch metric), the reaper Lambda and the constructs (IAM, log group, alarms, dashboard): keep these stable,
+ * dashboards and alarms key on them.
  */
 
-/** CloudWatch namespace of Mountpoint's OTLP metrics; the instance role may publish to this one only. */
-export const MOUNTPOINT_METRICS_NAMESPACE = 'Mountfleet/Mountpoint';
+/**
+ * Every namespace mountfleet publishes to is `Mountfleet/<Part>`, one per part that publishes, so that
+ * `aws cloudwatch list-metrics --namespace Mountfleet/…` and the console's namespace list show each part apart.
+ */
+function namespaceOf(part: string): string {
+  return `Mountfleet/${part}`;
+}
+
+/**
+ * CloudWatch namespace of Mountpoint's OTLP metrics, which the CloudWatch agent publishes with PutMetricData;
+ * the instance role may publish to this one only.
+ */
+export const MOUNTPOINT_METRICS_NAMESPACE = namespaceOf('Mountpoint');
+
+/**
+ * CloudWatch namespace of the agent's Express cache switch metrics. They reach CloudWatch as embedded-metric-format
+ * lines in the fleet's agent-metrics log group (CloudWatch Logs extracts them), not through PutMetricData.
+ */
+export const EXPRESS_METRICS_NAMESPACE = namespaceOf('Express');
+
+/** The dimensions of every Express cache switch metric: the fleet, the mount path and `to-direct` or `to-express`. */
+export const EXPRESS_SWITCH_DIMENSIONS = ['FleetId', 'Mount', 'Direction'] as const;
+
+/** The Express cache switch metrics: one `Count` per switch, and how long detecting and switching took. */
+export const EXPRESS_SWITCH_METRICS = {
+  switches: 'ExpressCacheSwitches',
+  detectionTime: 'ExpressCacheDetectionTime',
+  switchTime: 'ExpressCacheSwitchTime',
+} as const;
+
+/** CloudWatch namespace of the orphan reaper's embedded-metric-format counts (Lambda). */
+export const REAPER_METRICS_NAMESPACE = namespaceOf('Reaper');
+
+/** The one dimension of the reaper's metrics; its value is the fleet id. Alarms key on exactly this one. */
+export const REAPER_FLEET_DIMENSION = 'Fleet';
+
+/** The counts a reaper run publishes, one metric each (unit Count): one per list of its report, and `Scanned`. */
+export const REAPER_METRIC_NAMES = [
+  'Scanned',
+  'Deleted',
+  'Marked',
+  'Unmarked',
+  'Kept',
+  'Foreign',
+  'Failed',
+] as const;
+export type ReaperMetricName = (typeof REAPER_METRIC_NAMES)[number];
 
 /**
  * The only dimension the CloudWatch agent adds to Mountpoint's own (`fuse_request`, `s3_request`, …).
@@ -12,6 +58,9 @@ export const MOUNTPOINT_METRICS_NAMESPACE = 'Mountfleet/Mountpoint';
  * come and go; an `InstanceId` would multiply it by every instance that ever ran.
  */
 export const MOUNTPOINT_FLEET_DIMENSION = 'AutoScalingGroupName';
+
+/** Where the local CloudWatch agent receives OTLP: every Mountpoint process's `--otlp-endpoint`. */
+export const OTLP_ENDPOINT = 'http://127.0.0.1:4318';
 
 /**
  * Mountpoint's `--otlp-export-interval`: it sends nothing at exit, so a stop loses at most this much of
@@ -32,7 +81,7 @@ export function agentMetricsLogGroupName(fleetId: string): string {
  * CloudWatch namespace of the scratch burst-credit guard's metrics (`scratch run`), published as
  * embedded-metric-format lines into the agent metrics log: CloudWatch Logs extracts them, no PutMetricData.
  */
-export const SCRATCH_METRICS_NAMESPACE = 'Mountfleet/Scratch';
+export const SCRATCH_METRICS_NAMESPACE = namespaceOf('Scratch');
 
 /** The guard's metric names (dimension `FleetId` only, so the count of billed metrics does not grow with jobs). */
 export const SCRATCH_GUARD_METRICS = {

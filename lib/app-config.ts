@@ -11,6 +11,7 @@ import {
   CACHE_POLICIES,
   checkedString,
   formatIssues,
+  MAX_TEARDOWN_GRACE_SECONDS,
   readJsonFile,
 } from '../core/config';
 import { checkMountPath, checkMountPrefix } from '../core/paths';
@@ -86,7 +87,7 @@ const sections = {
     .object({
       enabled: z.boolean().optional(),
       mountPath: checkedString(checkMountPath).optional(),
-      teardownGraceSeconds: z.number().int().min(0).max(600).optional(),
+      teardownGraceSeconds: z.number().int().min(0).max(MAX_TEARDOWN_GRACE_SECONDS).optional(),
     })
     .strict(),
   reaper: z

@@ -8,6 +8,8 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import {
   AGENT_CONFIG_VERSION,
+  cacheUsesExpress,
+  defaultCachePolicy,
   MOUNTPOINT_DEFAULT_VERSION,
   type AgentConfigInput,
   type CachePolicy,
@@ -18,8 +20,7 @@ import {
   MOUNTPOINT_METRICS_NAMESPACE,
 } from '../core/metrics';
 import { TAG_FLEET } from '../core/tags';
-import type { IExpressCache } from './express-cache';
-import type { IFleetNetwork } from './fleet-network';
+import type { IExpressCache, IFleetNetwork, IScratchFileSystems } from './interfaces';
 import { renderAgentConfig } from './private/agent-config';
 import { grantAgentBasics, grantFleetMetrics } from './private/fleet-grants';
 import { architectureOf, chooseZones, validateCapacity } from './private/fleet-placement';
@@ -27,7 +28,6 @@ import { agentBundle, fleetUserData } from './private/fleet-user-data';
 import { grantBucketMount } from './private/mount-grants';
 import { acknowledge } from './private/nag';
 import { invalidProp, validateFleetId, validateMountPath, validateMountPrefix } from './private/validation';
-import type { ScratchFileSystems } from './scratch-file-systems';
 
 /** One S3 bucket (or prefix) the agent mounts with Mountpoint on every instance. */
 export interface FleetMount {
@@ -83,7 +83,7 @@ export interface ComputeFleetProps {
    */
   readonly expressCache?: IExpressCache;
   /** Per-job EFS scratch: opens TCP 2049 from the fleet and grants the tag-scoped IAM. @default - no scratch */
-  readonly scratch?: ScratchFileSystems;
+  readonly scratch?: IScratchFileSystems;
   /** Root volume size (encrypted gp3). @default Size.gibibytes(30) */
   readonly rootVolumeSize?: Size;
   /**
@@ -119,14 +119,21 @@ const DEFAULT_INSTANCE_TYPES = ['m6i.large', 'm6a.large', 'm5.large', 'm7i.large
  * `/etc/mountfleet/agent.json` — validated at synth with the agent's own schema.
  */
 export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGrantable {
+  /** The fleet id its instances, scratch and IAM conditions carry. */
   readonly fleetId: string;
   /** The AZ IDs instances run in. */
   readonly azIds: string[];
+  /** The instances' role: mounts, Express cache sessions, scratch, metrics and the termination hook. */
   readonly role: iam.Role;
+  /** The instances' role, for `grant*` methods of other constructs. */
   readonly grantPrincipal: iam.IPrincipal;
+  /** The instances' security group (no ingress unless you add it). */
   readonly securityGroup: ec2.ISecurityGroup;
+  /** Network access to and from the instances. */
   readonly connections: ec2.Connections;
+  /** The launch template: IMDSv2 required, encrypted gp3 root, the user data that starts the agent. */
   readonly launchTemplate: ec2.LaunchTemplate;
+  /** The Auto Scaling group (mixed instance types, Spot first); scale it yourself or from your scheduler. */
   readonly autoScalingGroup: autoscaling.AutoScalingGroup;
   /** Name of the termination lifecycle hook the agent completes. */
   readonly terminationHookName: string;
@@ -144,14 +151,12 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
     validateFleetId(this, props.fleetId);
     this.fleetId = props.fleetId;
     const mounts = props.mounts ?? [];
-    const defaultCache: CachePolicy = props.expressCache ? 'local+express' : 'local';
-    // The cache's zones bound where the fleet runs, and every instance gets its zone's bucket in agent.json.
-    const usesExpress = props.expressCache !== undefined;
+    const defaultCache = defaultCachePolicy(props.expressCache !== undefined);
     mounts.forEach((m, i) => {
       validateMountPath(this, `mounts[${i}].path`, m.path);
       // The prefix becomes the instance role's grant on `bucket/<prefix>*`.
       validateMountPrefix(this, `mounts[${i}].prefix`, m.prefix ?? '');
-      if ((m.cache ?? defaultCache).includes('express') && !props.expressCache) {
+      if (cacheUsesExpress(m.cache ?? defaultCache) && !props.expressCache) {
         invalidProp(
           this,
           `mounts[${i}].cache`,
@@ -205,12 +210,11 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
     this.terminationHookName = `mountfleet-${props.fleetId}-teardown`;
 
     mounts.forEach((m) => {
-      const write = (m.access ?? 'read-only') === 'read-write';
       grantBucketMount(this, this.role, {
         bucket: m.bucket,
         prefix: m.prefix ?? '',
-        write,
-        delete: write,
+        access: m.access ?? 'read-only',
+        dataset: m.dataset ?? 'mutable',
         description: m.path,
       });
     });
@@ -227,10 +231,7 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
     });
     grantFleetMetrics(this.role, this.metricsLogGroup);
 
-    this.agentConfigJson = renderAgentConfig(
-      this,
-      this.agentConfig(props, mounts, defaultCache, usesExpress),
-    );
+    this.agentConfigJson = renderAgentConfig(this, this.agentConfig(props, mounts, defaultCache));
     const userData = fleetUserData(this, {
       bundle: agentBundle(this, this.role),
       agentConfigJson: this.agentConfigJson,
@@ -330,7 +331,6 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
     props: ComputeFleetProps,
     mounts: FleetMount[],
     defaultCache: CachePolicy,
-    usesExpress: boolean,
   ): AgentConfigInput {
     const config: AgentConfigInput = {
       version: AGENT_CONFIG_VERSION,
@@ -349,7 +349,8 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
       lifecycleHook: { name: this.terminationHookName },
       mountpoint: { version: props.mountpointVersion ?? MOUNTPOINT_DEFAULT_VERSION },
     };
-    if (usesExpress && props.expressCache) {
+    // The cache's zones bound where the fleet runs (chooseZones), and every instance gets its zone's bucket.
+    if (props.expressCache) {
       const cache = props.expressCache;
       config.expressCache = {
         buckets: Object.fromEntries(this.azIds.map((azId) => [azId, cache.bucketFor(azId)])),

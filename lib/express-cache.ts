@@ -1,33 +1,15 @@
-import { Duration, type IResource, RemovalPolicy, Resource, Stack, Token } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Resource, Stack, Token } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3express from 'aws-cdk-lib/aws-s3express';
 import { Construct } from 'constructs';
 import { DIRECTORY_BUCKET_NAME_PATTERN } from '../core/config';
+import type { IExpressCache } from './interfaces';
 import { invalidProp, validateAzIds } from './private/validation';
 
 /** The request-metrics filter every cache bucket gets, so the `metric*` methods have data to show. */
 export const EXPRESS_CACHE_METRICS_FILTER_ID = 'EntireBucket';
-
-/** An S3 Express One Zone cache for Mountpoint (`--cache-xz`): one directory bucket per AZ ID. */
-export interface IExpressCache extends IResource {
-  /** The AZ IDs that have a cache bucket. */
-  readonly azIds: string[];
-  /** Directory bucket name per AZ ID (what the agent config's `expressCache.buckets` holds). */
-  readonly bucketNames: Record<string, string>;
-  /** The directory bucket name for an AZ ID; throws when the cache has no bucket in that zone. */
-  bucketFor(azId: string): string;
-  /** The `arn:aws:s3express:REGION:ACCOUNT:bucket/NAME` ARN for an AZ ID. */
-  bucketArn(azId: string): string;
-  /**
-   * Grants what Mountpoint needs to use the cache: `s3express:CreateSession` (read-write sessions, since
-   * Mountpoint writes blocks) on exactly these buckets, plus the KMS key when one encrypts them.
-   */
-  grantMountpointCache(grantee: iam.IGrantable): iam.Grant;
-  /** An `AWS/S3` request metric of the bucket in one zone (needs the bucket's `EntireBucket` metrics filter). */
-  metric(metricName: string, azId: string, props?: cloudwatch.MetricOptions): cloudwatch.Metric;
-}
 
 /** Props of {@link ExpressCache.fromBucketNames}. */
 export interface ExpressCacheAttributes {
@@ -158,6 +140,7 @@ export class ExpressCache extends ExpressCacheBase {
     return imported;
   }
 
+  /** Directory bucket name per AZ ID (tokens when CloudFormation names them). */
   readonly bucketNames: Record<string, string>;
   /** The L1 directory bucket per AZ ID. */
   readonly buckets: Record<string, s3express.CfnDirectoryBucket>;

@@ -1,20 +1,9 @@
 import { Stack, Tags } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
-import { Construct, type IConstruct } from 'constructs';
+import { Construct } from 'constructs';
+import type { IFleetNetwork } from './interfaces';
 import { acknowledge } from './private/nag';
 import { invalidProp, validateAzIds } from './private/validation';
-
-/**
- * Where a fleet runs: a VPC and one subnet per AZ ID. AZ IDs (`use1-az4`) name the same physical zone in
- * every account, unlike AZ names, and they are what S3 Express directory buckets are placed by — so the
- * fleet's subnets are chosen by AZ ID too.
- */
-export interface IFleetNetwork extends IConstruct {
-  /** The VPC. */
-  readonly vpc: ec2.IVpc;
-  /** The subnet per AZ ID the fleet (and its scratch mount targets) use. */
-  readonly subnets: Record<string, ec2.ISubnet>;
-}
 
 /** Props of {@link FleetNetwork.fromNetworkAttributes}. */
 export interface FleetNetworkAttributes {
@@ -72,7 +61,9 @@ export class FleetNetwork extends Construct implements IFleetNetwork {
     return Object.assign(node, { vpc, subnets });
   }
 
+  /** The VPC. */
   readonly vpc: ec2.IVpc;
+  /** The subnet per AZ ID. */
   readonly subnets: Record<string, ec2.ISubnet>;
   /** The L1 VPC. */
   readonly cfnVpc: ec2.CfnVPC;

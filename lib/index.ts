@@ -1,6 +1,16 @@
 // The public API of the mountfleet construct library.
 export * from '../core/tags';
-export { MOUNTPOINT_FLEET_DIMENSION, MOUNTPOINT_METRICS_NAMESPACE } from '../core/metrics';
+export {
+  EXPRESS_METRICS_NAMESPACE,
+  EXPRESS_SWITCH_DIMENSIONS,
+  EXPRESS_SWITCH_METRICS,
+  MOUNTPOINT_FLEET_DIMENSION,
+  MOUNTPOINT_METRICS_NAMESPACE,
+  REAPER_FLEET_DIMENSION,
+  REAPER_METRICS_NAMESPACE,
+  REAPER_METRIC_NAMES,
+  type ReaperMetricName,
+} from '../core/metrics';
 export {
   AGENT_CONFIG_VERSION,
   CACHE_POLICIES,
@@ -14,7 +24,8 @@ export {
   type MountConfig,
 } from '../core/config';
 
-// Constructs.
+// Constructs, and the interfaces they accept from one another.
+export * from './interfaces';
 export * from './fleet-network';
 export * from './express-cache';
 export * from './mountpoint-csi-volumes';

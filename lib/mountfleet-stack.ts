@@ -4,7 +4,8 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { ComputeFleet } from './compute-fleet';
 import { ExpressCache } from './express-cache';
-import { FleetNetwork, type IFleetNetwork } from './fleet-network';
+import { FleetNetwork } from './fleet-network';
+import type { IFleetNetwork } from './interfaces';
 import { OrphanReaper } from './orphan-reaper';
 import { ScratchFileSystems } from './scratch-file-systems';
 import type { ResolvedStackConfig } from './stack-config';
@@ -21,10 +22,15 @@ export interface MountfleetStackProps extends StackProps {
  * file systems, compute fleet, orphan reaper and storage dashboard, composed from the config.
  */
 export class MountfleetStack extends Stack {
+  /** The fleet's network: a new VPC by AZ IDs, or the config's existing one. */
   readonly network: IFleetNetwork;
+  /** The Express cache, unless the config turns it off. */
   readonly expressCache?: ExpressCache;
+  /** The scratch file systems' security group and IAM, unless the config turns scratch off. */
   readonly scratch?: ScratchFileSystems;
+  /** The compute fleet. */
   readonly fleet: ComputeFleet;
+  /** The orphan reaper. */
   readonly reaper: OrphanReaper;
 
   constructor(scope: Construct, id: string, props: MountfleetStackProps) {

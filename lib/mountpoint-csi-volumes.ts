@@ -14,7 +14,7 @@ import {
   type CsiPlanInput,
 } from '../core/mountpoint/csi';
 import { closestInstanceTypes, FALLBACK_INSTANCE_TYPES } from '../core/mountpoint/instance-type-facts';
-import type { IExpressCache } from './express-cache';
+import type { IExpressCache } from './interfaces';
 import { grantBucketMount } from './private/mount-grants';
 import { invalidProp, validateMountPrefix } from './private/validation';
 
@@ -116,12 +116,11 @@ export class MountpointCsiVolumes extends Construct {
 
     this.role = this.driverRole(props.cluster);
     props.volumes.forEach((v) => {
-      const write = v.access === 'read-write';
       grantBucketMount(this, this.role, {
         bucket: v.bucket,
         prefix: v.prefix ?? '',
-        write,
-        delete: write && v.dataset !== 'immutable',
+        access: v.access ?? 'read-only',
+        dataset: v.dataset ?? 'mutable',
         description: `CSI volume ${v.name}`,
       });
     });

@@ -8,21 +8,16 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { REAPER_FLEET_DIMENSION, REAPER_METRICS_NAMESPACE, type ReaperMetricName } from '../core/metrics';
 import { packageRoot } from '../core/package-root';
 import { REAPER_DEFAULTS, REAPER_SETTING_SOURCES, type ReaperSettings } from '../core/reaper/settings';
-import type { IFleetNetwork } from './fleet-network';
+import type { IFleetNetwork } from './interfaces';
 import { acknowledge } from './private/nag';
 import { reaperAlarms } from './private/reaper-alarms';
 import { grantReaping } from './private/reaper-grants';
 import { validateReaperSettings, wholeMinutes } from './private/reaper-settings';
 import { addReaperTriggers } from './private/reaper-triggers';
 import { invalidProp, validateFleetId } from './private/validation';
-
-/** CloudWatch namespace of the reaper's EMF metrics (dimension `Fleet`). */
-export const REAPER_METRIC_NAMESPACE = 'Mountfleet';
-/** The decisions the reaper counts, one metric each (unit Count). */
-export const REAPER_METRIC_NAMES = ['Scanned', 'Deleted', 'Marked', 'Unmarked', 'Kept', 'Failed'] as const;
-export type ReaperMetricName = (typeof REAPER_METRIC_NAMES)[number];
 
 /** Where the pre-built reaper bundle lives (`node scripts/bundle.mjs` writes it; the npm package ships it). */
 export function reaperBundleDir(): string {
@@ -88,10 +83,13 @@ export interface OrphanReaperProps {
  * deletes are scoped by the fleet tag.
  */
 export class OrphanReaper extends Construct {
+  /** The fleet whose scratch file systems it may delete. */
   readonly fleetId: string;
+  /** The reaper Lambda (the pre-built bundle; reserved concurrency 1). */
   readonly function: lambda.Function;
   /** Failed asynchronous invocations and event deliveries (after retries) land here. */
   readonly deadLetterQueue: sqs.Queue;
+  /** The function's log group: one JSON line per decision and a summary per run. */
   readonly logGroup: logs.LogGroup;
   /** The alarms (empty when `alarms` is false). */
   readonly alarms: cloudwatch.Alarm[] = [];
@@ -230,12 +228,12 @@ export class OrphanReaper extends Construct {
     );
   }
 
-  /** A reaper decision count for this fleet (namespace `Mountfleet`, dimension `Fleet`, Sum per schedule interval). */
+  /** A reaper decision count for this fleet (namespace `Mountfleet/Reaper`, dimension `Fleet`, Sum per schedule interval). */
   metricDecision(name: ReaperMetricName, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
     return new cloudwatch.Metric({
-      namespace: REAPER_METRIC_NAMESPACE,
+      namespace: REAPER_METRICS_NAMESPACE,
       metricName: name,
-      dimensionsMap: { Fleet: this.fleetId },
+      dimensionsMap: { [REAPER_FLEET_DIMENSION]: this.fleetId },
       statistic: 'Sum',
       period: this.schedulePeriod,
       ...props,

@@ -4,19 +4,20 @@ import { Construct } from 'constructs';
 import {
   MOUNTPOINT_FLEET_DIMENSION,
   MOUNTPOINT_METRICS_NAMESPACE,
-  SCRATCH_GUARD_METRICS,
-  SCRATCH_METRICS_NAMESPACE,
+  REAPER_METRIC_NAMES,
 } from '../core/metrics';
 import type { ComputeFleet } from './compute-fleet';
-import type { IExpressCache } from './express-cache';
-import { REAPER_METRIC_NAMES, type OrphanReaper } from './orphan-reaper';
+import type { IExpressCache } from './interfaces';
+import type { OrphanReaper } from './orphan-reaper';
+import { expressSwitchWidgets } from './private/express-switch-widgets';
+import { creditGuardWidgets } from './private/credit-guard-widgets';
 import { validateFleetId } from './private/validation';
 
 /** Props of {@link StorageDashboard}. */
 export interface StorageDashboardProps {
   /** The fleet id (title and reaper metrics). */
   readonly fleetId: string;
-  /** The Express cache to chart per zone. @default - no cache widgets */
+  /** The Express cache to chart per zone, with the fleet's switches to and from it. @default - no cache widgets */
   readonly expressCache?: IExpressCache;
   /** The reaper whose decisions to chart. @default - no reaper widgets */
   readonly reaper?: OrphanReaper;
@@ -27,12 +28,14 @@ export interface StorageDashboardProps {
 }
 
 /**
- * A CloudWatch dashboard for a fleet's storage: Express cache requests and errors per zone, Mountpoint's
+ * A CloudWatch dashboard for a fleet's storage: Express cache requests and errors per zone, the agent's Express
+ * cache switches (count, detection and switch time), Mountpoint's
  * own metrics (cache hits, S3 and FUSE latency, S3 errors), scratch file systems alive (as the reaper
  * counts them), the lowest burst credit balance, what the burst-credit guard of running scratch jobs sees
  * (credit used, minutes to exhaustion, switches to Elastic throughput), and the reaper's decisions.
  */
 export class StorageDashboard extends Construct {
+  /** The CloudWatch dashboard. */
   readonly dashboard: cloudwatch.Dashboard;
 
   constructor(scope: Construct, id: string, props: StorageDashboardProps) {
@@ -56,6 +59,7 @@ export class StorageDashboard extends Construct {
           right: cache.azIds.map((azId) => cache.metric('4xxErrors', azId, { label: `${azId} 4xx` })),
           width: 12,
         }),
+        ...expressSwitchWidgets(props.fleetId),
       );
     }
     if (props.fleet) this.dashboard.addWidgets(...mountpointWidgets(props.fleet));
@@ -72,7 +76,6 @@ export class StorageDashboard extends Construct {
       ],
       width: 12,
     });
-    const guard = creditGuardWidgets(props.fleetId);
     if (reaper) {
       this.dashboard.addWidgets(
         new cloudwatch.GraphWidget({
@@ -81,7 +84,7 @@ export class StorageDashboard extends Construct {
           width: 12,
         }),
         burst,
-        ...guard,
+        ...creditGuardWidgets(props.fleetId),
         new cloudwatch.GraphWidget({
           title: 'Reaper decisions',
           left: REAPER_METRIC_NAMES.filter((n) => n !== 'Scanned').map((n) =>
@@ -92,37 +95,9 @@ export class StorageDashboard extends Construct {
         }),
       );
     } else {
-      this.dashboard.addWidgets(burst, ...guard);
+      this.dashboard.addWidgets(burst, ...creditGuardWidgets(props.fleetId));
     }
   }
-}
-
-/** What the burst-credit guard of the fleet's running scratch jobs publishes (core/scratch/credit-metric.ts). */
-function creditGuardWidgets(fleetId: string): cloudwatch.IWidget[] {
-  const period = Duration.minutes(1);
-  const metric = (metricName: string, statistic: string, label: string) =>
-    new cloudwatch.Metric({
-      namespace: SCRATCH_METRICS_NAMESPACE,
-      metricName,
-      dimensionsMap: { FleetId: fleetId },
-      statistic,
-      label,
-      period,
-    });
-  return [
-    new cloudwatch.GraphWidget({
-      title: 'Scratch jobs: burst credit used (%, the most spent) and switches to Elastic',
-      left: [metric(SCRATCH_GUARD_METRICS.creditUsedPercent, 'Maximum', 'credit used (%)')],
-      right: [metric(SCRATCH_GUARD_METRICS.modeSwitches, 'Sum', 'switches to Elastic')],
-      leftYAxis: { min: 0, max: 100 },
-      width: 12,
-    }),
-    new cloudwatch.GraphWidget({
-      title: 'Scratch jobs: projected minutes until the burst credit runs out (the soonest)',
-      left: [metric(SCRATCH_GUARD_METRICS.minutesToExhaustion, 'Minimum', 'minutes to exhaustion')],
-      width: 12,
-    }),
-  ];
 }
 
 /** Mountpoint's metrics of one fleet, as the CloudWatch agent names them (the OTLP names, unchanged). */

@@ -6,6 +6,7 @@ import type { RegisterCommand } from '../command';
 import { printJson } from '../output';
 import { ec2Client } from '../../core/aws';
 import { DEFAULT_AGENT_CONFIG_PATH, loadAgentConfig } from '../../core/config';
+import { DEFAULT_ROOT_FREE_GIB } from '../../core/mountpoint/cache-volume';
 import { UnknownInstanceTypeError } from '../../core/mountpoint/instance-types';
 import { formatTuneReport, tuneForInstanceType, type TuneReport } from '../../core/mountpoint/tune-report';
 import { addCsiOptions, printCsiManifests, type CsiOptions } from './tune-csi';
@@ -39,7 +40,11 @@ export const register: RegisterCommand = (program) => {
       'Availability Zone ID whose Express bucket to use (default: the first configured)',
     )
     .option('--interfaces <list>', 'comma-separated interfaces for --bind, e.g. ens5,ens6 (multi-card types)')
-    .option('--root-free-gib <n>', 'root volume free space when the type has no instance store', '20')
+    .option(
+      '--root-free-gib <n>',
+      'root volume free space when the type has no instance store',
+      String(DEFAULT_ROOT_FREE_GIB),
+    )
     .option(
       '--offline',
       'use the built-in instance-type table (a DescribeInstanceTypes snapshot) instead of the API',

@@ -7,11 +7,11 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { systemClock, type Clock } from '../clock';
-import type { AgentConfig } from '../config';
+import { cacheUsesExpress, type AgentConfig } from '../config';
 import type { InstanceIdentity } from '../imds';
 import { topMount } from '../mountinfo';
 import { processAlive, processStartTime } from '../processes';
-import { prepareCacheVolume } from './cache-volume';
+import { prepareCacheVolume } from './cache-volume-setup';
 import { execCommand, type CommandRunner } from './command-runner';
 import { probeExpressBucket, type ProbeResult } from './express-probe';
 import type { HostFacts } from './host-facts';
@@ -69,7 +69,7 @@ export class MountAgent {
   /** Creates the Express client (when a mount uses the cache), probes the zone once, then plans. */
   static async create(o: AgentOptions): Promise<MountAgent> {
     const bucket = o.config.expressCache?.buckets[o.identity.availabilityZoneId];
-    const wanted = o.config.mounts.some((m) => m.cache === 'express' || m.cache === 'local+express');
+    const wanted = o.config.mounts.some((m) => cacheUsesExpress(m.cache));
     if (!bucket || !wanted) return new MountAgent(o);
     // One client for the agent's life: a new one per probe would redo TLS and, on S3 Express,
     // CreateSession inside every probe's time budget.

@@ -1,13 +1,10 @@
 /**
- * The local cache volume: instance-store NVMe when the instance has it (RAID 0 over several disks), else
- * a bounded directory on the root volume. Preparing it runs mdadm/mkfs/mount through a CommandRunner so
- * tests check the exact commands without formatting disks.
+ * The plan of the local cache volume: instance-store NVMe when the instance has it (RAID 0 over several
+ * disks), else a bounded directory on the root volume. Pure, so the constructs and `tune` plan with it;
+ * preparing the volume on the instance is cache-volume-setup.ts.
  */
-import { chmodSync, chownSync, lstatSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { isMountPoint } from '../mountinfo';
-import { execCommand, type CommandRunner } from './command-runner';
-import type { NvmeDisk } from './host';
+import type { InstanceTypeFacts } from './instance-type-facts';
 
 export const INSTANCE_STORE_MOUNT_POINT = '/mnt/mountfleet-cache';
 export const ROOT_CACHE_DIRECTORY = '/var/cache/mountfleet';
@@ -19,6 +16,15 @@ export const ROOT_CACHE_CAP_MIB = 20 * 1024;
 export const MIN_CACHE_MIB = 1024;
 /** Mountpoint's own default keeps 5% free; we keep 10% of the volume for file-system overhead. */
 export const INSTANCE_STORE_USABLE_FRACTION = 0.9;
+/** Free root-volume space assumed when planning for an instance type rather than on an instance (`tune`, EKS). */
+export const DEFAULT_ROOT_FREE_GIB = 20;
+
+/** An instance-store NVMe disk: found on the instance (host.ts) or listed for its type. */
+export interface NvmeDisk {
+  /** e.g. /dev/nvme1n1 */
+  readonly device: string;
+  readonly sizeBytes: number;
+}
 
 export type CacheVolume =
   | {
@@ -78,42 +84,31 @@ export function planCacheVolume(
 }
 
 /**
- * Makes the instance-store volume usable: RAID 0 when several disks, ext4 with no reserved
- * blocks (the cache is not a system disk), mounted at the cache directory. Idempotent: a volume already
- * mounted there is kept (the agent may be restarted after boot).
+ * The instance-store disks an instance of this type has, named as they appear on a Nitro instance (the root
+ * EBS volume is nvme0n1, the instance-store disks follow from nvme1n1), with the type's listed size.
  */
-export async function prepareCacheVolume(
-  volume: CacheVolume,
-  run: CommandRunner = execCommand,
-  mounted: (dir: string) => boolean = (dir) => isMountPoint(dir),
-): Promise<void> {
-  if (volume.kind === 'none') return;
-  mkdirSync(volume.directory, { recursive: true, mode: 0o700 });
-  if (volume.kind === 'root' || mounted(volume.directory)) return;
-  if (volume.devices.length > 1) {
-    await run('mdadm', [
-      '--create',
-      volume.device,
-      '--level=0',
-      '--run',
-      '--force',
-      `--raid-devices=${volume.devices.length}`,
-      ...volume.devices,
-    ]);
-  }
-  await run('mkfs.ext4', ['-F', '-q', '-m', '0', '-E', 'nodiscard', '-L', 'mountfleet-cache', volume.device]);
-  await run('mount', ['-o', 'noatime', volume.device, volume.directory]);
+export function listedInstanceStoreDisks(instance: InstanceTypeFacts): NvmeDisk[] {
+  const store = instance.instanceStore;
+  if (!store) return [];
+  return Array.from({ length: store.disks }, (_, i) => ({
+    device: `/dev/nvme${i + 1}n1`,
+    sizeBytes: store.diskSizeGB * 1e9,
+  }));
+}
+
+/** The disks' names for a person: `/dev/nvme1n1`, or `/dev/nvme1n1..nvme4n1` for several. */
+export function describeDisks(disks: readonly NvmeDisk[]): string {
+  if (disks.length <= 1) return disks.map((d) => d.device).join('');
+  return `${disks[0].device}..${disks[disks.length - 1].device.replace(/^\/dev\//, '')}`;
 }
 
 /**
- * Makes a process's `--cache` directory, owned by the agent's user and closed to others (cached objects
- * keep no S3 permissions). Mountpoint 1.24 refuses to start without it and, at exit, removes only the
- * `mountpoint-cache` directory it makes inside, so this runs before every start.
+ * The cache volume the agent would plan on a fresh instance of this type: its listed instance store, else
+ * `rootFreeGiB` free on the root volume. The planner's input for `tune` and the EKS volumes.
  */
-export function prepareCacheDirectory(directory: string): void {
-  mkdirSync(directory, { recursive: true, mode: 0o700 });
-  if (!lstatSync(directory).isDirectory())
-    throw new Error(`cache directory ${directory} is not a directory (a symlink or a file is in the way)`);
-  chownSync(directory, process.getuid!(), process.getgid!());
-  chmodSync(directory, 0o700);
+export function planCacheVolumeForType(
+  instance: InstanceTypeFacts,
+  rootFreeGiB = DEFAULT_ROOT_FREE_GIB,
+): CacheVolume {
+  return planCacheVolume(listedInstanceStoreDisks(instance), rootFreeGiB * 1024);
 }

@@ -4,8 +4,14 @@
  * them to `cluster.addManifest`, `mountfleet tune --csi` prints them. One pair per volume, or one per zone
  * ID for a volume with the Express cache, pinned to that zone's nodes.
  */
-import { parseAgentConfig, type CachePolicy } from '../config';
-import { planCacheVolume } from './cache-volume';
+import {
+  cacheUsesExpress,
+  cacheUsesLocal,
+  defaultCachePolicy,
+  parseAgentConfig,
+  type CachePolicy,
+} from '../config';
+import { planCacheVolumeForType } from './cache-volume';
 import { renderCommandLine, type MountpointOptions } from './command-line';
 import {
   duplicateProblems,
@@ -98,7 +104,7 @@ export function csiInputProblems(input: CsiPlanInput): CsiProblem[] {
     problems.push(...volumeAttributeProblems(`${at}.volumeAttributes`, v.volumeAttributes ?? {}));
     problems.push(...mountOptionProblems(`${at}.mountOptions`, v.mountOptions ?? []));
     if (
-      usesExpress(csiCachePolicy(v, input.expressBuckets)) &&
+      cacheUsesExpress(csiCachePolicy(v, input.expressBuckets)) &&
       Object.keys(input.expressBuckets ?? {}).length === 0
     )
       problems.push({
@@ -126,10 +132,8 @@ export function csiCachePolicy(
   v: CsiVolumeSpec,
   expressBuckets?: Readonly<Record<string, string>>,
 ): CachePolicy {
-  return v.cache ?? (Object.keys(expressBuckets ?? {}).length ? 'local+express' : 'local');
+  return v.cache ?? defaultCachePolicy(Object.keys(expressBuckets ?? {}).length > 0);
 }
-const usesExpress = (cache: CachePolicy) => cache === 'express' || cache === 'local+express';
-const usesLocal = (cache: CachePolicy) => cache === 'local' || cache === 'local+express';
 
 /**
  * The claims for `input` (call csiInputProblems first). The tuned flags come from planMounts with one
@@ -138,13 +142,6 @@ const usesLocal = (cache: CachePolicy) => cache === 'local' || cache === 'local+
  */
 export function planCsiClaims(input: CsiPlanInput): CsiClaim[] {
   const version = input.mountpointVersion ?? CSI_DEFAULT_MOUNTPOINT_VERSION;
-  const store = input.instance.instanceStore;
-  const disks = store
-    ? Array.from({ length: store.disks }, (_, i) => ({
-        device: `nvme${i + 1}n1`,
-        sizeBytes: store.diskSizeGB * 1e9,
-      }))
-    : [];
   // Literal stand-ins where the agent's schema wants them: bucket and region are set per volume below.
   const caches = input.volumes.map((v) => csiCachePolicy(v, input.expressBuckets));
   const config = parseAgentConfig({
@@ -158,7 +155,7 @@ export function planCsiClaims(input: CsiPlanInput): CsiClaim[] {
       access: v.access ?? 'read-only',
       dataset: v.dataset ?? 'mutable',
       // No failover pair on EKS (the driver runs one process): the local cache and TTL rules only.
-      cache: usesLocal(caches[i]) ? 'local' : caches[i] === 'none' ? 'none' : 'metadata',
+      cache: cacheUsesLocal(caches[i]) ? 'local' : caches[i] === 'none' ? 'none' : 'metadata',
     })),
     mountpoint: { version },
   });
@@ -166,14 +163,14 @@ export function planCsiClaims(input: CsiPlanInput): CsiClaim[] {
     config,
     instance: input.instance,
     memory: { totalMiB: input.instance.memoryMiB, source: `${input.instance.source} MemoryInfo` },
-    cacheVolume: planCacheVolume(disks, (input.rootFreeGiB ?? 20) * 1024),
+    cacheVolume: planCacheVolumeForType(input.instance, input.rootFreeGiB),
   });
   return input.volumes.flatMap((v, i) => {
     const [main] = plan.mounts[i].processes;
     const localMiB = main.options.maxCacheSizeMiB;
     const attributes: Record<string, string> = {
       bucketName: v.bucket,
-      ...(usesLocal(caches[i]) && (input.cacheSizeLimit ?? localMiB)
+      ...(cacheUsesLocal(caches[i]) && (input.cacheSizeLimit ?? localMiB)
         ? { cache: 'emptyDir', cacheEmptyDirSizeLimit: input.cacheSizeLimit ?? `${localMiB}Mi` }
         : {}),
       ...v.volumeAttributes,
@@ -206,7 +203,7 @@ export function planCsiClaims(input: CsiPlanInput): CsiClaim[] {
         readOnly: main.options.readOnly === true,
       };
     };
-    if (!usesExpress(caches[i])) return [claim()];
+    if (!cacheUsesExpress(caches[i])) return [claim()];
     const zones = Object.entries(input.expressBuckets ?? {})
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([azId, bucket]) => claim(azId, bucket));

@@ -6,6 +6,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
+import type { NvmeDisk } from './cache-volume';
 
 /** The model string EC2 gives instance-store NVMe devices (EBS volumes say "Amazon Elastic Block Store"). */
 export const INSTANCE_STORE_MODEL = 'Amazon EC2 NVMe Instance Storage';
@@ -37,12 +38,6 @@ export function readMemory(root = '/'): MemoryFacts {
     if (mib < best.totalMiB) best = { totalMiB: mib, source: `cgroup limit /${file}` };
   }
   return best;
-}
-
-export interface NvmeDisk {
-  /** e.g. /dev/nvme1n1 */
-  readonly device: string;
-  readonly sizeBytes: number;
 }
 
 /** Instance-store NVMe disks, found by their model string under /sys/block (EBS volumes are NVMe too). */

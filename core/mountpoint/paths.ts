@@ -5,7 +5,9 @@
  * cache, so a test never writes into the real /etc or /var).
  */
 import { join } from 'node:path';
-import { DEFAULT_RUN_DIR } from './tuning';
+
+/** Where the agent keeps state, per-mount directories, scratch locks and run records (MOUNTFLEET_RUN_DIR moves it). */
+export const DEFAULT_RUN_DIR = '/run/mountfleet';
 
 /** Where `up` writes the CloudWatch agent's config (relative to MOUNTFLEET_SYSTEM_ROOT). */
 export const CLOUDWATCH_AGENT_CONFIG_PATH = 'etc/mountfleet/cloudwatch-agent.json';

@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { backoffDelay, systemClock, type Clock } from '../clock';
-import { prepareCacheDirectory } from './cache-volume';
+import { prepareCacheDirectory } from './cache-volume-setup';
 import { execCommand, type CommandRunner } from './command-runner';
 import { sameMount, topMount, type MountEntry } from '../mountinfo';
 

@@ -1,6 +1,7 @@
 /** The Express cache switch as a metric: one embedded-metric-format line per switch in the agent's metrics log. */
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { EXPRESS_METRICS_NAMESPACE, EXPRESS_SWITCH_DIMENSIONS, EXPRESS_SWITCH_METRICS } from '../metrics';
 import type { ProcessRole } from './tuning';
 
 /** One CloudWatch embedded-metric-format line per switch: the agent's log shipping turns it into a metric. */
@@ -19,12 +20,12 @@ export function appendMetric(
       Timestamp: now,
       CloudWatchMetrics: [
         {
-          Namespace: 'mountfleet',
-          Dimensions: [['FleetId', 'Mount', 'Direction']],
+          Namespace: EXPRESS_METRICS_NAMESPACE,
+          Dimensions: [[...EXPRESS_SWITCH_DIMENSIONS]],
           Metrics: [
-            { Name: 'ExpressCacheSwitches', Unit: 'Count' },
-            { Name: 'ExpressCacheDetectionTime', Unit: 'Milliseconds' },
-            { Name: 'ExpressCacheSwitchTime', Unit: 'Milliseconds' },
+            { Name: EXPRESS_SWITCH_METRICS.switches, Unit: 'Count' },
+            { Name: EXPRESS_SWITCH_METRICS.detectionTime, Unit: 'Milliseconds' },
+            { Name: EXPRESS_SWITCH_METRICS.switchTime, Unit: 'Milliseconds' },
           ],
         },
       ],
@@ -32,9 +33,9 @@ export function appendMetric(
     FleetId: fleetId,
     Mount: mount,
     Direction: to === 'direct' ? 'to-direct' : 'to-express',
-    ExpressCacheSwitches: 1,
-    ExpressCacheDetectionTime: detectionMs,
-    ExpressCacheSwitchTime: switchMs,
+    [EXPRESS_SWITCH_METRICS.switches]: 1,
+    [EXPRESS_SWITCH_METRICS.detectionTime]: detectionMs,
+    [EXPRESS_SWITCH_METRICS.switchTime]: switchMs,
   };
   appendFileSync(file, `${JSON.stringify(line)}\n`);
 }

@@ -7,10 +7,10 @@ import {
   CLOUDWATCH_AGENT_FLUSH_SECONDS,
   MOUNTPOINT_FLEET_DIMENSION,
   MOUNTPOINT_METRICS_NAMESPACE,
+  OTLP_ENDPOINT,
 } from '../metrics';
-import { OTLP_ENDPOINT, type ProcessPlan } from './tuning';
+import type { ProcessPlan } from './tuning';
 
-export const UNIT_DIRECTORY = '/etc/systemd/system';
 export const FUSERMOUNT = '/usr/bin/fusermount';
 export const INSTALL = '/usr/bin/install';
 

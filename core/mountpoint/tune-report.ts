@@ -1,7 +1,12 @@
 /** What `mountfleet tune` shows: the plan the agent would make for an instance type, with reasons. */
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import { parseAgentConfig, type AgentConfig } from '../config';
-import { planCacheVolume } from './cache-volume';
+import {
+  DEFAULT_ROOT_FREE_GIB,
+  describeDisks,
+  listedInstanceStoreDisks,
+  planCacheVolumeForType,
+} from './cache-volume';
 import { quoteArg } from './command-line';
 import { lookupInstanceType } from './instance-types';
 import { planMounts, type TuningPlan } from './tuning';
@@ -49,16 +54,11 @@ export async function tuneForInstanceType(request: TuneRequest): Promise<TuneRep
   if (!request.config)
     assumptions.push('no agent config given: example config with one immutable dataset at /mnt/data');
   const azId = request.azId ?? Object.keys(config.expressCache?.buckets ?? {})[0];
-  const store = instance.instanceStore;
-  const disks = store
-    ? Array.from({ length: store.disks }, (_, i) => ({
-        device: `/dev/nvme${i + 1}n1`,
-        sizeBytes: store.diskSizeGB * 1e9,
-      }))
-    : [];
-  const rootFreeGiB = request.rootFreeGiB ?? 20;
-  if (!store) assumptions.push(`root volume free space assumed ${rootFreeGiB} GiB (--root-free-gib)`);
-  if (store) assumptions.push(`instance store as listed for the type: /dev/nvme1n1..nvme${store.disks}n1`);
+  const disks = listedInstanceStoreDisks(instance);
+  const rootFreeGiB = request.rootFreeGiB ?? DEFAULT_ROOT_FREE_GIB;
+  if (disks.length === 0)
+    assumptions.push(`root volume free space assumed ${rootFreeGiB} GiB (--root-free-gib)`);
+  else assumptions.push(`instance store as listed for the type: ${describeDisks(disks)}`);
   assumptions.push(
     `memory from the instance type (${instance.memoryMiB} MiB); on the instance: /proc/meminfo or the cgroup limit`,
   );
@@ -66,7 +66,7 @@ export async function tuneForInstanceType(request: TuneRequest): Promise<TuneRep
     config,
     instance,
     memory: { totalMiB: instance.memoryMiB, source: `${instance.source} MemoryInfo` },
-    cacheVolume: planCacheVolume(disks, rootFreeGiB * 1024),
+    cacheVolume: planCacheVolumeForType(instance, rootFreeGiB),
     ...(azId ? { azId } : {}),
     ...(request.interfaces ? { interfaces: request.interfaces } : {}),
   });

@@ -174,9 +174,3 @@ export function quantityGib(q: Quantity, input: ResolvedInput, stepName: string)
       return gibFromRate(q.mbps, input.durationSeconds);
   }
 }
-
-export function formatQuantity(q: Quantity): string {
-  if (q.kind === 'input') return `${q.multiple}x input`;
-  if (q.kind === 'rate') return `${q.mbps} Mbps`;
-  return q.gib === 0 ? '0' : `${q.gib} GiB`;
-}

@@ -1,3 +1,5 @@
+import type { ReaperMetricName } from '../metrics';
+
 /** What a reaper run did (or, in a dry run, would do). Every scanned file system is in exactly one list. */
 export interface ReapReport {
   readonly fleet: string;
@@ -31,7 +33,7 @@ export function emptyReport(fleet: string, dryRun: boolean): ReapReport {
 }
 
 /** The counts published as CloudWatch metrics (and printed as a one-line summary). */
-export function reportCounts(report: ReapReport) {
+export function reportCounts(report: ReapReport): Record<ReaperMetricName, number> {
   return {
     Scanned: report.scanned,
     Deleted: report.deleted.length,

@@ -4,16 +4,20 @@
  * of a deployed fleet.
  */
 import { existsSync } from 'node:fs';
-import { DEFAULT_AGENT_CONFIG_PATH, loadAgentConfig, type AgentConfig } from '../config';
+import {
+  DEFAULT_AGENT_CONFIG_PATH,
+  DEFAULT_SCRATCH_PATH,
+  DEFAULT_TEARDOWN_GRACE_SECONDS,
+  loadAgentConfig,
+  MAX_TEARDOWN_GRACE_SECONDS,
+  type AgentConfig,
+} from '../config';
 import { checkMountPath, withoutTrailingSlash } from '../paths';
 import { fleetIdProblem } from '../tags';
 
 export class ScratchSettingsError extends Error {
   override readonly name = 'ScratchSettingsError';
 }
-
-export const DEFAULT_SCRATCH_PATH = '/mnt/scratch';
-export const DEFAULT_TEARDOWN_GRACE_SECONDS = 20;
 
 export interface ScratchFlags {
   readonly fleet?: string;
@@ -101,9 +105,13 @@ export function resolveScratchSettings(
   const path = resolveScratchPath(flags.path, config);
   const teardownGraceSeconds =
     flags.teardownGraceSeconds ?? scratch?.teardownGraceSeconds ?? DEFAULT_TEARDOWN_GRACE_SECONDS;
-  if (!Number.isInteger(teardownGraceSeconds) || teardownGraceSeconds < 0 || teardownGraceSeconds > 600) {
+  if (
+    !Number.isInteger(teardownGraceSeconds) ||
+    teardownGraceSeconds < 0 ||
+    teardownGraceSeconds > MAX_TEARDOWN_GRACE_SECONDS
+  ) {
     throw new ScratchSettingsError(
-      `--teardown-grace ${teardownGraceSeconds}: must be a whole number of seconds, 0-600`,
+      `--teardown-grace ${teardownGraceSeconds}: must be a whole number of seconds, 0-${MAX_TEARDOWN_GRACE_SECONDS}`,
     );
   }
   return {

@@ -6,6 +6,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
+import { REAPER_FLEET_DIMENSION, REAPER_METRICS_NAMESPACE } from '../../core/metrics';
 import { lazyReaperClients } from '../../core/reaper/clients';
 import { parseReaperEvent } from '../../core/reaper/events';
 import { reap } from '../../core/reaper/reaper';
@@ -16,8 +17,8 @@ import { reaperSettingsFromEnv } from '../../core/reaper/settings';
 // The EC2 and tagging clients are built on first use (core/reaper/clients.ts): not every run needs them.
 const clients = lazyReaperClients();
 const logger = new Logger({ serviceName: 'mountfleet-reaper' });
-const metrics = new Metrics({ namespace: 'Mountfleet', serviceName: 'mountfleet-reaper' });
-// Alarms key on exactly { Fleet }: drop the `service` dimension Powertools adds by default.
+const metrics = new Metrics({ namespace: REAPER_METRICS_NAMESPACE, serviceName: 'mountfleet-reaper' });
+// Alarms key on exactly the fleet dimension: drop the `service` dimension Powertools adds by default.
 metrics.clearDefaultDimensions();
 
 export type ReaperResult = ReapReport | { readonly ignored: string };
@@ -37,7 +38,7 @@ export async function handler(
     remainingTimeMs: () => context.getRemainingTimeInMillis(),
     onDecision: (d) => logger.info('decision', { fleet: settings.fleetId, trigger: trigger.kind, ...d }),
   });
-  metrics.addDimension('Fleet', settings.fleetId);
+  metrics.addDimension(REAPER_FLEET_DIMENSION, settings.fleetId);
   for (const [name, value] of Object.entries(reportCounts(report)))
     metrics.addMetric(name, MetricUnit.Count, value);
   metrics.publishStoredMetrics();

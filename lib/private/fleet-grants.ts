@@ -10,8 +10,9 @@ import { TAG_FLEET } from '../../core/tags';
 import { acknowledgeWildcardResource } from './nag';
 
 /**
- * The CloudWatch agent: PutMetricData to the mountfleet namespace only, the group name for its one
- * dimension, and log streams in the fleet's metrics log group only (no CreateLogGroup, no retention).
+ * The CloudWatch agent: PutMetricData to Mountpoint's namespace only, the group name for its one dimension, and
+ * log streams in the fleet's metrics log group only (no CreateLogGroup, no retention). The Express switch metrics
+ * need no PutMetricData: they are embedded-metric-format lines in that log group, which CloudWatch Logs extracts.
  */
 export function grantFleetMetrics(role: iam.Role, metricsLogGroup: logs.ILogGroup): void {
   acknowledgeWildcardResource(
@@ -66,7 +67,7 @@ export function grantAgentBasics(role: iam.Role, fleetId: string): void {
   acknowledgeWildcardResource(
     role,
     '*',
-    'Describe/list calls without resource-level permissions (ec2:DescribeInstanceTypes, DescribeSubnets, DescribeNetworkInterfaces, DescribeInstances, autoscaling:DescribeAutoScalingInstances, elasticfilesystem:DescribeFileSystems), cloudwatch:GetMetricData (the scratch burst-credit guard; no resource type for classic metrics), and elasticfilesystem:CreateFileSystem, which has no resource type and is gated by conditions on the fleet tag, the allowed tag keys and encryption.',
+    'Describe/list calls without resource-level permissions (ec2:DescribeInstanceTypes, DescribeSubnets, DescribeNetworkInterfaces, autoscaling:DescribeAutoScalingInstances, elasticfilesystem:DescribeFileSystems), cloudwatch:GetMetricData (the scratch burst-credit guard; no resource type for classic metrics), and elasticfilesystem:CreateFileSystem, which has no resource type and is gated by conditions on the fleet tag, the allowed tag keys and encryption.',
   );
   acknowledgeWildcardResource(
     role,

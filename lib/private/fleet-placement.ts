@@ -4,9 +4,7 @@
  */
 import { Stack, Token } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import type { IExpressCache } from '../express-cache';
-import type { IFleetNetwork } from '../fleet-network';
-import type { ScratchFileSystems } from '../scratch-file-systems';
+import type { IExpressCache, IFleetNetwork, IScratchFileSystems } from '../interfaces';
 import { invalidProp, validateAzIds } from './validation';
 
 /** What the zones of a fleet depend on. */
@@ -16,7 +14,7 @@ export interface ZoneChoice {
   readonly azIds?: string[];
   /** The cache whose zones bound the fleet's, when mounts use it. */
   readonly expressCache?: IExpressCache;
-  readonly scratch?: ScratchFileSystems;
+  readonly scratch?: IScratchFileSystems;
 }
 
 /** The AZ IDs the fleet runs in; throws naming the prop when a zone lacks a subnet or a cache bucket. */

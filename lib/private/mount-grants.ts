@@ -2,7 +2,7 @@ import { Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { IConstruct } from 'constructs';
-import { DIRECTORY_BUCKET_NAME_PATTERN } from '../../core/config';
+import { DIRECTORY_BUCKET_NAME_PATTERN, mountReplacesObjects } from '../../core/config';
 import { acknowledgeWildcardResource } from './nag';
 
 /** One Mountpoint mount of a bucket prefix, as far as IAM is concerned. */
@@ -10,10 +10,13 @@ export interface BucketMountGrant {
   readonly bucket: s3.IBucket;
   /** Key prefix (empty: the whole bucket). */
   readonly prefix: string;
-  /** PutObject and AbortMultipartUpload under the prefix. */
-  readonly write: boolean;
-  /** DeleteObject under the prefix (Mountpoint deletes only with --allow-delete). */
-  readonly delete: boolean;
+  /** `read-write` adds PutObject and AbortMultipartUpload under the prefix. */
+  readonly access: 'read-only' | 'read-write';
+  /**
+   * A `mutable` read-write mount also gets DeleteObject: Mountpoint deletes only with --allow-delete, which the
+   * agent passes by the same rule (mountReplacesObjects).
+   */
+  readonly dataset: 'immutable' | 'mutable';
   /** Names the mount in the cdk-nag acknowledgement of the `prefix*` grant. */
   readonly description: string;
 }
@@ -25,8 +28,9 @@ export interface BucketMountGrant {
  * sessions only for a read-only mount (a session covers the whole bucket, so the prefix cannot narrow it).
  */
 export function grantBucketMount(scope: IConstruct, grantee: iam.IGrantable, m: BucketMountGrant): void {
+  const write = m.access === 'read-write';
   if (m.bucket.encryptionKey) {
-    if (m.write) m.bucket.encryptionKey.grantEncryptDecrypt(grantee);
+    if (write) m.bucket.encryptionKey.grantEncryptDecrypt(grantee);
     else m.bucket.encryptionKey.grantDecrypt(grantee);
   }
   if (DIRECTORY_BUCKET_NAME_PATTERN.test(m.bucket.bucketName)) {
@@ -41,7 +45,7 @@ export function grantBucketMount(scope: IConstruct, grantee: iam.IGrantable, m: 
           resourceName: m.bucket.bucketName,
         }),
       ],
-      conditions: m.write ? undefined : { StringEquals: { 's3express:SessionMode': 'ReadOnly' } },
+      conditions: write ? undefined : { StringEquals: { 's3express:SessionMode': 'ReadOnly' } },
     });
     return;
   }
@@ -61,8 +65,8 @@ export function grantBucketMount(scope: IConstruct, grantee: iam.IGrantable, m: 
     grantee,
     actions: [
       's3:GetObject',
-      ...(m.write ? ['s3:PutObject', 's3:AbortMultipartUpload'] : []),
-      ...(m.delete ? ['s3:DeleteObject'] : []),
+      ...(write ? ['s3:PutObject', 's3:AbortMultipartUpload'] : []),
+      ...(mountReplacesObjects(m.access, m.dataset) ? ['s3:DeleteObject'] : []),
     ],
     resourceArns: [objects],
   });

@@ -2,19 +2,21 @@
  * The reaper function's IAM: read the evidence anywhere, but delete and mark only file systems tagged with
  * its fleet (untagged ones explicitly denied), and delete mount-target interfaces in the fleet's subnets.
  */
-import { Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { TAG_FLEET, TAG_MARKED_IDLE_AT } from '../../core/tags';
-import type { IFleetNetwork } from '../fleet-network';
+import { TAG_MARKED_IDLE_AT } from '../../core/tags';
+import type { IFleetNetwork } from '../interfaces';
 import { acknowledgeWildcardResource } from './nag';
+import {
+  anyFileSystemArn,
+  anyNetworkInterfaceArn,
+  onlyTagKeysOfFleet,
+  subnetArns,
+  taggedWithFleet,
+  UNTAGGED,
+} from './scratch-iam';
 
 export function grantReaping(role: iam.Role, fleetId: string, network: IFleetNetwork | undefined): void {
-  const stack = Stack.of(role);
-  const fileSystems = stack.formatArn({
-    service: 'elasticfilesystem',
-    resource: 'file-system',
-    resourceName: '*',
-  });
+  const fileSystems = anyFileSystemArn(role);
   const deletes = [
     'elasticfilesystem:DeleteMountTarget',
     'elasticfilesystem:DeleteFileSystem',
@@ -38,7 +40,7 @@ export function grantReaping(role: iam.Role, fleetId: string, network: IFleetNet
       sid: 'DeleteOwnFleetScratch',
       actions: ['elasticfilesystem:DeleteMountTarget', 'elasticfilesystem:DeleteFileSystem'],
       resources: [fileSystems],
-      conditions: { StringEquals: { [`aws:ResourceTag/${TAG_FLEET}`]: fleetId } },
+      conditions: taggedWithFleet(fleetId),
     }),
   );
   // The two-phase delete marks and unmarks, and may touch no other tag.
@@ -47,12 +49,7 @@ export function grantReaping(role: iam.Role, fleetId: string, network: IFleetNet
       sid: 'MarkOwnFleetScratch',
       actions: ['elasticfilesystem:TagResource', 'elasticfilesystem:UntagResource'],
       resources: [fileSystems],
-      conditions: {
-        StringEquals: { [`aws:ResourceTag/${TAG_FLEET}`]: fleetId },
-        'ForAllValues:StringEquals': { 'aws:TagKeys': [TAG_MARKED_IDLE_AT] },
-        // ForAllValues is also true of a request with no tag keys at all: require some.
-        Null: { 'aws:TagKeys': 'false' },
-      },
+      conditions: onlyTagKeysOfFleet(fleetId, [TAG_MARKED_IDLE_AT]),
     }),
   );
   // Marks go through the Resource Groups Tagging API, 20 file systems a call. Its actions have no resource
@@ -66,11 +63,7 @@ export function grantReaping(role: iam.Role, fleetId: string, network: IFleetNet
     }),
   );
   // DeleteMountTarget also deletes the mount target's network interface as the caller.
-  const networkInterfaces = stack.formatArn({
-    service: 'ec2',
-    resource: 'network-interface',
-    resourceName: '*',
-  });
+  const networkInterfaces = anyNetworkInterfaceArn(role);
   acknowledgeWildcardResource(
     role,
     '*',
@@ -86,15 +79,13 @@ export function grantReaping(role: iam.Role, fleetId: string, network: IFleetNet
     networkInterfaces,
     "DeleteMountTarget deletes the mount target's network interface as the caller; the interface ids are unknown in advance (scoped to the fleet subnets by ec2:Subnet when the network is given).",
   );
-  const subnetArns = Object.values(network?.subnets ?? {}).map((s) =>
-    stack.formatArn({ service: 'ec2', resource: 'subnet', resourceName: s.subnetId }),
-  );
+  const fleetSubnets = subnetArns(role, Object.values(network?.subnets ?? {}));
   role.addToPolicy(
     new iam.PolicyStatement({
       sid: 'DeleteMountTargetInterfaces',
       actions: ['ec2:DeleteNetworkInterface'],
       resources: [networkInterfaces],
-      conditions: subnetArns.length ? { ArnEquals: { 'ec2:Subnet': subnetArns } } : undefined,
+      conditions: fleetSubnets.length ? { ArnEquals: { 'ec2:Subnet': fleetSubnets } } : undefined,
     }),
   );
   role.addToPolicy(
@@ -103,7 +94,7 @@ export function grantReaping(role: iam.Role, fleetId: string, network: IFleetNet
       effect: iam.Effect.DENY,
       actions: deletes,
       resources: ['*'],
-      conditions: { Null: { [`aws:ResourceTag/${TAG_FLEET}`]: 'true' } },
+      conditions: UNTAGGED,
     }),
   );
 }

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { CloudWatchClient, ListDashboardsCommand, ListMetricsCommand } from '@aws-sdk/client-cloudwatch';
 import { clientConfig } from '../../core/aws';
-import { OTLP_ENDPOINT } from '../../core/mountpoint/tuning';
+import { OTLP_ENDPOINT } from '../../core/metrics';
 import { physicalIds } from '../../test/support/cloudformation-gaps-standin';
 import { CloudWatchAgentStandIn, type MetricCounts } from '../../test/support/cloudwatch-agent-standin';
 

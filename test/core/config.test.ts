@@ -2,7 +2,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  CACHE_POLICIES,
+  cacheUsesExpress,
+  cacheUsesLocal,
   ConfigError,
+  defaultCachePolicy,
   MOUNTPOINT_DEFAULT_VERSION,
   MOUNTPOINT_KEY_FINGERPRINT,
   loadAgentConfig,
@@ -134,4 +138,11 @@ describe('agent config schema', () => {
       'pass --config FILE or set MOUNTFLEET_CONFIG',
     );
   });
+});
+
+test('cache policies: which read through the Express cache, which keep a local cache, and the default', () => {
+  expect(CACHE_POLICIES.filter(cacheUsesExpress)).toEqual(['express', 'local+express']);
+  expect(CACHE_POLICIES.filter(cacheUsesLocal)).toEqual(['local', 'local+express']);
+  expect(defaultCachePolicy(true)).toBe('local+express');
+  expect(defaultCachePolicy(false)).toBe('local');
 });

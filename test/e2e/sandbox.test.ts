@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { OTLP_ENDPOINT } from '../../core/mountpoint/tuning';
+import { OTLP_ENDPOINT } from '../../core/metrics';
 import type { SandboxReport as Report } from '../../scripts/sandbox/report';
 import { REPO_ROOT } from '../support/moto';
 
@@ -102,8 +102,10 @@ describe('local sandbox (npm run demo)', () => {
     expect(report.metrics.errors).toEqual([]);
     expect(report.metrics.dashboards).toContain('mountfleet-sandbox-storage');
     expect(report.metrics.logGroups).toContain('/mountfleet/sandbox/agent-metrics');
-    expect(datapoints.Mountfleet.Deleted).toBeGreaterThan(0);
-    expect(datapoints.mountfleet.ExpressCacheSwitches).toBeGreaterThanOrEqual(2 * report.zones.length);
+    expect(datapoints['Mountfleet/Reaper'].Deleted).toBeGreaterThan(0);
+    expect(datapoints['Mountfleet/Express'].ExpressCacheSwitches).toBeGreaterThanOrEqual(
+      2 * report.zones.length,
+    );
     // What the dashboard charts from Mountpoint, latencies (exponential histograms) included.
     if (report.metrics.otlpReceiving)
       expect(Object.keys(datapoints['Mountfleet/Mountpoint'] ?? {})).toEqual(

@@ -4,6 +4,7 @@
  */
 import { TerminateInstancesCommand } from '@aws-sdk/client-ec2';
 import { efsClient } from '../../core/aws';
+import { REAPER_METRIC_NAMES } from '../../core/metrics';
 import { useEmulator } from '../support/emulator';
 import {
   createFileSystem,
@@ -104,10 +105,11 @@ describe('reaper Lambda handler (emulator)', () => {
       };
       [metric: string]: unknown;
     };
-    expect(emf._aws.CloudWatchMetrics[0].Namespace).toBe('Mountfleet');
+    expect(emf._aws.CloudWatchMetrics[0].Namespace).toBe('Mountfleet/Reaper');
     expect(emf._aws.CloudWatchMetrics[0].Dimensions).toEqual([['Fleet']]);
+    // Exactly the contract's names, which the construct's alarms and the dashboard chart (Foreign included).
     expect(emf._aws.CloudWatchMetrics[0].Metrics.map((m) => m.Name).sort()).toEqual(
-      ['Deleted', 'Failed', 'Foreign', 'Kept', 'Marked', 'Scanned', 'Unmarked'].sort(),
+      [...REAPER_METRIC_NAMES].sort(),
     );
     expect(emf).toMatchObject({
       Fleet: 'f1',

@@ -8,8 +8,10 @@ import {
   FleetNetwork,
   ScratchFileSystems,
   type ComputeFleetProps,
+  type IFleetNetwork,
+  type IScratchFileSystems,
 } from '../../lib';
-import { fastApp, testStack } from './support';
+import { AZS, fastApp, testStack } from './support';
 
 export interface FleetFixtureOptions {
   /** Props of the fleet over the defaults (fleet id `train`, one read-only mount), or a function of the stack. */
@@ -43,6 +45,36 @@ export function buildFleet(o: FleetFixtureOptions = {}) {
     scratch,
     mounts: [{ bucket: data, prefix: 'imagenet/', path: '/mnt/imagenet', dataset: 'immutable' }],
     ...props,
+  });
+  return { stack, network, expressCache, scratch, fleet, template: () => Template.fromStack(stack) };
+}
+
+/**
+ * A fleet of the construct tests: fleet `train` with scratch and an Express cache, one immutable read-only
+ * mount and one read-write mount without cache, over props a test overrides, the zones it picks and, when
+ * given, its own scratch.
+ */
+export function fleetStack(
+  overrides: Partial<ComputeFleetProps> = {},
+  opts: { cacheAzIds?: string[]; networkAzIds?: string[] } = {},
+  scratchOf: (stack: Stack, network: IFleetNetwork) => IScratchFileSystems = (stack, network) =>
+    new ScratchFileSystems(stack, 'Scratch', { fleetId: 'train', network }),
+) {
+  const stack = testStack();
+  const network = new FleetNetwork(stack, 'Network', { azIds: opts.networkAzIds ?? AZS });
+  const expressCache = new ExpressCache(stack, 'Cache', { azIds: opts.cacheAzIds ?? AZS });
+  const scratch = scratchOf(stack, network);
+  const data = s3.Bucket.fromBucketName(stack, 'Data', 'my-datasets');
+  const fleet = new ComputeFleet(stack, 'Fleet', {
+    fleetId: 'train',
+    network,
+    expressCache,
+    scratch,
+    mounts: [
+      { bucket: data, prefix: 'imagenet/', path: '/mnt/imagenet', dataset: 'immutable' },
+      { bucket: data, prefix: 'outputs/', path: '/mnt/outputs', access: 'read-write', cache: 'none' },
+    ],
+    ...overrides,
   });
   return { stack, network, expressCache, scratch, fleet, template: () => Template.fromStack(stack) };
 }

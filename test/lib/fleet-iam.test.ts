@@ -9,19 +9,9 @@ import { ComputeFleet, FleetNetwork } from '../../lib';
 import { resolveAppConfig } from '../../lib/app-config';
 import { MountfleetStack } from '../../lib/mountfleet-stack';
 import { buildFleet } from './fleet-fixture';
-import { agentJsonOf, ensureBundles, fastApp, renderJoin } from './support';
+import { agentJsonOf, ensureBundles, fastApp, renderJoin, statements, type Statement } from './support';
 
 beforeAll(ensureBundles);
-
-type Statement = { Action: string | string[]; Resource: unknown; Condition?: unknown; Effect: string };
-
-function statements(t: Template): Statement[] {
-  return Object.values(t.findResources('AWS::IAM::Policy')).flatMap(
-    (p) =>
-      (p as { Properties: { PolicyDocument: { Statement: Statement[] } } }).Properties.PolicyDocument
-        .Statement,
-  );
-}
 
 const actionsOf = (s: Statement) => (Array.isArray(s.Action) ? s.Action : [s.Action]);
 const resourcesOf = (s: Statement) =>

@@ -7,6 +7,9 @@ import { Template } from 'aws-cdk-lib/assertions';
 
 export const REPO = join(__dirname, '..', '..');
 
+/** The two zones the construct tests place networks, caches and fleets in. */
+export const AZS = ['use1-az4', 'use1-az6'];
+
 /** Builds dist/agent and dist/lambda with the real bundler when either is missing. */
 export function ensureBundles(): void {
   const agent = join(REPO, 'dist', 'agent', 'mountfleet.js');
@@ -54,4 +57,22 @@ export function agentJsonOf(template: Template): Record<string, unknown> {
   );
   if (!m) throw new Error('no agent.json in user data');
   return JSON.parse(m[1]) as Record<string, unknown>;
+}
+
+/** One statement of a synthesized policy. */
+export interface Statement {
+  readonly Action: string | string[];
+  readonly Resource: unknown;
+  readonly Condition?: unknown;
+  readonly Effect: string;
+  readonly [key: string]: unknown;
+}
+
+/** All policy statements attached to roles in a template. */
+export function statements(template: Template): Statement[] {
+  return Object.values(template.findResources('AWS::IAM::Policy')).flatMap(
+    (p) =>
+      (p as { Properties: { PolicyDocument: { Statement: Statement[] } } }).Properties.PolicyDocument
+        .Statement,
+  );
 }

@@ -1,7 +1,8 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { planCacheVolume, prepareCacheVolume, RAID_DEVICE } from '../../../core/mountpoint/cache-volume';
+import { planCacheVolume, RAID_DEVICE } from '../../../core/mountpoint/cache-volume';
+import { prepareCacheVolume } from '../../../core/mountpoint/cache-volume-setup';
 import { discoverInstanceStore, INSTANCE_STORE_MODEL, readMemory } from '../../../core/mountpoint/host';
 
 let root: string;

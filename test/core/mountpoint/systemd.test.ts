@@ -12,7 +12,7 @@ import {
   unitName,
 } from '../../../core/mountpoint/systemd';
 import { tuneForInstanceType } from '../../../core/mountpoint/tune-report';
-import { OTLP_ENDPOINT } from '../../../core/mountpoint/tuning';
+import { OTLP_ENDPOINT } from '../../../core/metrics';
 import { STANDIN } from '../../agent/mountpoint/failover-harness';
 import { REPO_ROOT } from '../../support/moto';
 

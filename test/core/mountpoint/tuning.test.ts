@@ -4,12 +4,12 @@ import { compareVersions, FLAG_FIRST_VERSION } from '../../../core/mountpoint/co
 import { INSTANCE_TYPE_ROWS } from '../../../core/mountpoint/instance-type-table';
 import { FALLBACK_INSTANCE_TYPES, UnknownInstanceTypeError } from '../../../core/mountpoint/instance-types';
 import { formatTuneReport, tuneForInstanceType, type TuneReport } from '../../../core/mountpoint/tune-report';
+import { planMounts } from '../../../core/mountpoint/tuning';
 import {
   MAX_DATA_BUFFERS_MIB,
   memoryTargetFor,
   MIN_MEMORY_TARGET_MIB,
-  planMounts,
-} from '../../../core/mountpoint/tuning';
+} from '../../../core/mountpoint/tuning-host';
 import { useEmulator } from '../../support/emulator';
 import { parseArgs } from '../../support/mount-s3-standin/cli-spec';
 import { mixedMountsConfig } from '../../support/fixtures';
