@@ -18,7 +18,7 @@ describe('ScratchFileSystems', () => {
       Condition: {
         StringEquals: { 'aws:RequestTag/mountfleet:fleet': 'train' },
         'ForAllValues:StringEquals': {
-          'aws:TagKeys': ['mountfleet:fleet', 'mountfleet:owner-instance', 'mountfleet:job', 'Name'],
+          'aws:TagKeys': ['mountfleet:fleet', 'mountfleet:owner-instance', 'mountfleet:job', 'mountfleet:run', 'Name'],
         },
         Bool: { 'elasticfilesystem:Encrypted': 'true' },
       },
@@ -85,7 +85,7 @@ describe('ScratchFileSystems', () => {
     ]);
   });
 
-  test('lets a re-run move mountfleet:owner-instance and a teardown mark its start on its own fleet file systems, and nothing else', () => {
+  test('lets a teardown mark its start on its own fleet file systems, and retag nothing else (no run ever takes over another's)', () => {
     const stack = testStack();
     const network = new FleetNetwork(stack, 'Network', { azIds: ['use1-az4'] });
     const scratch = new ScratchFileSystems(stack, 'Scratch', { fleetId: 'train', network });
@@ -112,7 +112,7 @@ describe('ScratchFileSystems', () => {
             Condition: {
               StringEquals: { 'aws:ResourceTag/mountfleet:fleet': 'train' },
               'ForAllValues:StringEquals': {
-                'aws:TagKeys': ['mountfleet:owner-instance', 'mountfleet:teardown-started-at'],
+                'aws:TagKeys': ['mountfleet:teardown-started-at'],
               },
               Null: { 'aws:TagKeys': 'false' },
             },
