@@ -10,6 +10,11 @@ import { printJson } from '../output';
 import { statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { cloudWatchClient, efsClient } from '../../core/aws';
+import {
+  DEFAULT_SCRATCH_PATH,
+  DEFAULT_TEARDOWN_GRACE_SECONDS,
+  MAX_TEARDOWN_GRACE_SECONDS,
+} from '../../core/config';
 import { BUILT_IN_PRICES } from '../../core/plan/prices';
 import { parseDuration } from '../../core/plan/units';
 import {
@@ -72,7 +77,6 @@ const say = (line: string) => process.stderr.write(`mountfleet scratch: ${line}\
 
 /** Polling IMDS for a Spot notice faster than this only floods it: notices come two minutes ahead. */
 const MIN_SPOT_POLL_MS = 100;
-const MAX_TEARDOWN_GRACE_SECONDS = 600;
 
 /** IMDS reads at start: 1 s per attempt, retried with jittered backoff for up to this long in all. */
 const IMDS_BUDGET_MS = 15_000;
@@ -370,7 +374,7 @@ export const register: RegisterCommand = (program, ctx) => {
       '--job <id>',
       'job id (a tag; every run, re-runs too, gets a file system of its own); generated when unset',
     )
-    .option('--path <dir>', 'where to mount (default: agent.json scratch.path, else /mnt/scratch)')
+    .option('--path <dir>', `where to mount (default: agent.json scratch.path, else ${DEFAULT_SCRATCH_PATH})`)
     .option('--fleet <id>', 'fleet id (default: agent.json)')
     .option(
       '--subnet <id>',
@@ -387,7 +391,7 @@ export const register: RegisterCommand = (program, ctx) => {
     .option('--strict', 'refuse (instead of warning) when --expected-io exceeds the burst credit')
     .option(
       '--teardown-grace <seconds>',
-      'seconds CMD gets after SIGTERM before it is killed (default: agent.json, else 20)',
+      `seconds CMD gets after SIGTERM before it is killed (default: agent.json, else ${DEFAULT_TEARDOWN_GRACE_SECONDS})`,
     )
     .option(
       '--config <file>',

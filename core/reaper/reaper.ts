@@ -239,16 +239,44 @@ async function confirmEnd(
   };
 }
 
+/** What every step of one reaper run shares. */
+interface ReapRun {
+  readonly clients: ReaperClients;
+  readonly settings: ReaperSettings;
+  readonly options: ReapOptions;
+  readonly clock: Clock;
+  /** Milliseconds left before the run must stop starting new work (Infinity without a deadline). */
+  timeLeft(): number;
+  /** Puts one file system's outcome in the report and tells onDecision. */
+  record(fs: FileSystemFacts, decision: Decision, outcome: Outcome, detail?: string): void;
+}
+
 export async function reap(
   clients: ReaperClients,
   settings: ReaperSettings,
   options: ReapOptions = {},
 ): Promise<ReapReport> {
-  const clock = options.clock ?? systemClock;
   const report = emptyReport(settings.fleetId, settings.dryRun);
   const marginMs = settings.deadlineMarginSeconds * 1000;
-  const timeLeft = () => (options.remainingTimeMs ? options.remainingTimeMs() - marginMs : Infinity);
-  const record = (fs: FileSystemFacts, decision: Decision, outcome: Outcome, detail?: string) => {
+  const run: ReapRun = {
+    clients,
+    settings,
+    options,
+    clock: options.clock ?? systemClock,
+    timeLeft: () => (options.remainingTimeMs ? options.remainingTimeMs() - marginMs : Infinity),
+    record: recorder(report, settings, options),
+  };
+  const { fileSystems, decisions, now } = await decideFleet(run);
+  report.scanned = fileSystems.length;
+  const { deletions, marks, unmarks } = sortOut(run, fileSystems, decisions);
+  await inBatches(run, marks, 'marked', (fs) => markIdle(clients.tagging, fs, new Date(now)));
+  await inBatches(run, unmarks, 'unmarked', (fs) => unmarkIdle(clients.tagging, fs));
+  await deleteAll(run, deletions);
+  return report;
+}
+
+function recorder(report: ReapReport, settings: ReaperSettings, options: ReapOptions): ReapRun['record'] {
+  return (fs, decision, outcome, detail) => {
     const reason = detail ? `${decision.reason}; ${detail}` : decision.reason;
     if (outcome === 'deleted') report.deleted.push(fs.id);
     else if (outcome === 'marked') report.marked.push(fs.id);
@@ -264,26 +292,39 @@ export async function reap(
       dryRun: settings.dryRun,
     });
   };
+}
 
+/**
+ * Lists the fleet's file systems (only the named instance's on the event fast path, whose claim EC2 must
+ * bear out) and decides each one.
+ */
+async function decideFleet(run: ReapRun) {
+  const { clients, settings } = run;
   let fileSystems = await listFleetFileSystems(clients.efs, settings.fleetId);
-  const event = options.goneInstance;
+  const event = run.options.goneInstance;
   if (event) fileSystems = fileSystems.filter((fs) => fs.ownerInstanceId === event.instanceId);
-  report.scanned = fileSystems.length;
-
   let gone = event;
   let knownOwners = new Map<string, OwnerEvidence>();
   if (event?.confirmed && fileSystems.length > 0) {
     ({ goneInstance: gone, owners: knownOwners } = await confirmEnd(clients.ec2, settings.fleetId, event));
   }
   const ctx: DecisionContext = {
-    now: clock.now(),
+    now: run.clock.now(),
     graceMinutes: settings.graceMinutes,
     idleWindowMinutes: settings.idleWindowMinutes,
     goneInstance: gone,
   };
   const decisions = await decideAll(clients, settings, fileSystems, ctx, knownOwners);
+  return { fileSystems, decisions, now: ctx.now };
+}
 
-  const work: Work[] = [];
+/**
+ * Records what needs no call (foreign, kept, beyond the deletion limit, everything in a dry run) and sorts the
+ * rest into the three kinds of work.
+ */
+function sortOut(run: ReapRun, fileSystems: readonly FileSystemFacts[], decisions: Map<string, Decision>) {
+  const { settings, record } = run;
+  const deletions: Work[] = [];
   const marks: Work[] = [];
   const unmarks: Work[] = [];
   let deletionsAllowed = settings.maxDeletionsPerRun;
@@ -297,38 +338,45 @@ export async function reap(
       record(fs, decision, DRY_RUN_OUTCOME[decision.action]);
     } else if (decision.action === 'mark') marks.push({ fs, decision });
     else if (decision.action === 'unmark') unmarks.push({ fs, decision });
-    else work.push({ fs, decision });
+    else deletions.push({ fs, decision });
   }
+  return { deletions, marks, unmarks };
+}
 
-  /** Marks and unmarks go in batches (core/reaper/marks.ts); each file system is recorded on its own. */
-  const inBatches = async (
-    items: Work[],
-    done: Outcome,
-    apply: (fs: FileSystemFacts[]) => Promise<MarkResults>,
-  ) => {
-    if (items.length === 0) return;
-    if (timeLeft() <= 0) {
-      for (const { fs, decision } of items) record(fs, decision, 'kept', 'deferred: the run is out of time');
-      return;
-    }
-    const results = await apply(items.map((item) => item.fs));
-    for (const { fs, decision } of items) {
-      const error = results.get(fs.id);
-      record(fs, decision, error === undefined ? done : 'failed', error);
-    }
-  };
-  await inBatches(marks, 'marked', (fs) => markIdle(clients.tagging, fs, new Date(ctx.now)));
-  await inBatches(unmarks, 'unmarked', (fs) => unmarkIdle(clients.tagging, fs));
+/** Marks and unmarks go in batches (core/reaper/marks.ts); each file system is recorded on its own. */
+async function inBatches(
+  run: ReapRun,
+  items: readonly Work[],
+  done: Outcome,
+  apply: (fs: FileSystemFacts[]) => Promise<MarkResults>,
+): Promise<void> {
+  if (items.length === 0) return;
+  if (run.timeLeft() <= 0) {
+    for (const { fs, decision } of items)
+      run.record(fs, decision, 'kept', 'deferred: the run is out of time');
+    return;
+  }
+  const results = await apply(items.map((item) => item.fs));
+  for (const { fs, decision } of items) {
+    const error = results.get(fs.id);
+    run.record(fs, decision, error === undefined ? done : 'failed', error);
+  }
+}
 
-  // Deletion in two steps, so that no worker sits waiting: first each file system's mount targets are read
-  // and deleted and DeleteFileSystem is tried once (bounded concurrency); then all those whose mount
-  // targets are still deleting are retried together, one DeleteFileSystem each per round, with backoff, up
-  // to the teardown bound. Waiting for each in turn would cap deletions at `concurrency` per mount-target
-  // deletion time (tens of seconds in AWS), far below the rate EFS allows.
+/**
+ * Deletion in two steps, so that no worker sits waiting: first each file system is re-checked, its mount
+ * targets read and deleted and DeleteFileSystem tried once (bounded concurrency); then all those whose mount
+ * targets are still deleting are retried together, one DeleteFileSystem each per round, with backoff, up to
+ * the teardown bound. Waiting for each in turn would cap deletions at `concurrency` per mount-target deletion
+ * time (tens of seconds in AWS), far below the rate EFS allows.
+ */
+async function deleteAll(run: ReapRun, deletions: readonly Work[]): Promise<void> {
+  const { clients, settings, options, clock, record, timeLeft } = run;
   const concurrency = options.concurrency ?? DEFAULT_REAP_CONCURRENCY;
-  const waitUntil = clock.now() + Math.max(0, Math.min(options.teardownMaxWaitMs ?? 120_000, timeLeft()));
+  const maxWaitMs = options.teardownMaxWaitMs ?? 120_000;
+  const waitUntil = clock.now() + Math.max(0, Math.min(maxWaitMs, timeLeft()));
   let waiting: Work[] = [];
-  await forEachBounded(work, concurrency, async (item) => {
+  await forEachBounded(deletions, concurrency, async (item) => {
     const { fs, decision } = item;
     if (timeLeft() <= 0) {
       record(fs, decision, 'kept', 'deferred: the run is out of time, the next run continues');
@@ -345,7 +393,7 @@ export async function reap(
   });
   for (let round = 0; waiting.length > 0; round++) {
     if (clock.now() >= waitUntil || timeLeft() <= 0) {
-      const waited = Math.round((options.teardownMaxWaitMs ?? 120_000) / 1000);
+      const waited = Math.round(maxWaitMs / 1000);
       for (const { fs, decision } of waiting) {
         record(
           fs,
@@ -371,5 +419,4 @@ export async function reap(
     });
     waiting = still;
   }
-  return report;
 }

@@ -18,7 +18,13 @@ describe('ScratchFileSystems', () => {
       Condition: {
         StringEquals: { 'aws:RequestTag/mountfleet:fleet': 'train' },
         'ForAllValues:StringEquals': {
-          'aws:TagKeys': ['mountfleet:fleet', 'mountfleet:owner-instance', 'mountfleet:job', 'mountfleet:run', 'Name'],
+          'aws:TagKeys': [
+            'mountfleet:fleet',
+            'mountfleet:owner-instance',
+            'mountfleet:job',
+            'mountfleet:run',
+            'Name',
+          ],
         },
         Bool: { 'elasticfilesystem:Encrypted': 'true' },
       },
@@ -85,7 +91,7 @@ describe('ScratchFileSystems', () => {
     ]);
   });
 
-  test('lets a teardown mark its start on its own fleet file systems, and retag nothing else (no run ever takes over another's)', () => {
+  test("lets a teardown mark its start on its own fleet file systems, and retag nothing else (no run ever takes over another run's file system)", () => {
     const stack = testStack();
     const network = new FleetNetwork(stack, 'Network', { azIds: ['use1-az4'] });
     const scratch = new ScratchFileSystems(stack, 'Scratch', { fleetId: 'train', network });
