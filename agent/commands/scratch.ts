@@ -24,13 +24,13 @@ import {
 } from '../../core/scratch/credit-guard';
 import { appendCreditMetrics } from '../../core/scratch/credit-metric';
 import { runSummary } from '../../core/scratch/run-summary';
-import { metadataService, readInstanceIdentity } from '../../core/imds';
+import { metadataService, readInstanceIdentity, type InstanceIdentity } from '../../core/imds';
 import {
   deleteScratchFileSystem,
   listScratchFileSystems,
   NotThisFleetsError,
 } from '../../core/scratch/inventory';
-import { runScratchJob, MAX_SPOT_POLL_MS } from '../../core/scratch/lifecycle';
+import { runScratchJob, MAX_SPOT_POLL_MS, type CreditGuardRequest } from '../../core/scratch/lifecycle';
 import type { StopReason } from '../../core/scratch/supervise';
 import { generateJobId, jobIdProblem } from '../../core/scratch/naming';
 import { burstCreditPreflight, parseBytes } from '../../core/scratch/preflight';
@@ -83,63 +83,56 @@ const IMDS_BUDGET_MS = 15_000;
 /** SDK attempts per call (adaptive retry): setup must ride out the throttling of many jobs starting at once. */
 const SCRATCH_MAX_ATTEMPTS = 10;
 
-async function run(command: string[], opts: RunOptions): Promise<number> {
+/** What `scratch run`'s flags say, checked before anything else happens (usage errors exit 2). */
+interface RunFlags {
+  readonly jobId: string;
+  readonly spotPollMs: number;
+  readonly teardownGraceSeconds?: number;
+  readonly creditCheckSeconds: number;
+  readonly expectedDurationSeconds?: number;
+  readonly expectedIoBytes?: number;
+  /** 0 refuses a held job id or path at once; undefined waits without limit. */
+  readonly waitLockSeconds?: number;
+}
+
+function parseRunFlags(opts: RunOptions): RunFlags {
   const jobId = opts.job ?? generateJobId();
   const problem = jobIdProblem(jobId);
   if (problem) throw new ScratchSettingsError(problem);
   // Before IMDS and AWS: a bad path is a usage error whatever the instance.
   const pathProblem = opts.path === undefined ? undefined : checkMountPath(opts.path);
   if (pathProblem) throw new UsageError(`--path: ${pathProblem}`);
-  const spotPollMs =
-    opts.spotPollMs === undefined
-      ? MAX_SPOT_POLL_MS
-      : parseWholeNumber('--spot-poll-ms', opts.spotPollMs, { min: MIN_SPOT_POLL_MS, max: MAX_SPOT_POLL_MS });
-  const teardownGraceSeconds =
-    opts.teardownGrace === undefined
-      ? undefined
-      : parseWholeNumber('--teardown-grace', opts.teardownGrace, {
-          min: 0,
-          max: MAX_TEARDOWN_GRACE_SECONDS,
-        });
-
-  const creditCheckSeconds =
-    opts.creditCheckInterval === undefined
-      ? DEFAULT_CREDIT_CHECK_SECONDS
-      : parseWholeNumber('--credit-check-interval', opts.creditCheckInterval, { min: 10, max: 3600 });
-  const expectedDurationSeconds =
-    opts.expectedDuration === undefined
-      ? undefined
-      : parsePositive('--expected-duration', opts.expectedDuration, parseDuration);
-  if (
-    opts.summary !== undefined &&
-    !statSync(dirname(resolve(opts.summary)), { throwIfNoEntry: false })?.isDirectory()
-  )
-    throw new UsageError(
-      `--summary: ${dirname(resolve(opts.summary))} is not a directory: create it or give another path`,
-    );
-  const expectedIoBytes =
-    opts.expectedIo === undefined ? undefined : parsePositive('--expected-io', opts.expectedIo, parseBytes);
-  if (expectedIoBytes !== undefined) {
-    const verdict = burstCreditPreflight(expectedIoBytes, opts.strict ?? false);
-    if (verdict.status === 'refuse') {
-      say(`refusing (--strict): ${verdict.message}`);
-      return EXIT_USAGE;
-    }
-    say(verdict.status === 'warn' ? `WARNING: ${verdict.message}` : verdict.message);
+  const summaryDir = opts.summary === undefined ? undefined : dirname(resolve(opts.summary));
+  if (summaryDir !== undefined && !statSync(summaryDir, { throwIfNoEntry: false })?.isDirectory()) {
+    throw new UsageError(`--summary: ${summaryDir} is not a directory: create it or give another path`);
   }
-
-  // --wait-lock alone waits without limit; --wait-lock=SECONDS at most that long; without it, refuse at once.
-  const waitLockSeconds =
-    opts.waitLock === undefined
-      ? 0
-      : opts.waitLock === true
+  const whole = (flag: string, value: string | undefined, min: number, max: number) =>
+    value === undefined ? undefined : parseWholeNumber(flag, value, { min, max });
+  return {
+    jobId,
+    spotPollMs:
+      whole('--spot-poll-ms', opts.spotPollMs, MIN_SPOT_POLL_MS, MAX_SPOT_POLL_MS) ?? MAX_SPOT_POLL_MS,
+    teardownGraceSeconds: whole('--teardown-grace', opts.teardownGrace, 0, MAX_TEARDOWN_GRACE_SECONDS),
+    creditCheckSeconds:
+      whole('--credit-check-interval', opts.creditCheckInterval, 10, 3600) ?? DEFAULT_CREDIT_CHECK_SECONDS,
+    expectedDurationSeconds:
+      opts.expectedDuration === undefined
         ? undefined
-        : parseWholeNumber('--wait-lock', opts.waitLock, { min: 0, max: 86_400 });
+        : parsePositive('--expected-duration', opts.expectedDuration, parseDuration),
+    expectedIoBytes:
+      opts.expectedIo === undefined ? undefined : parsePositive('--expected-io', opts.expectedIo, parseBytes),
+    // --wait-lock alone waits without limit; --wait-lock=SECONDS at most that long; without it, refuse at once.
+    waitLockSeconds:
+      opts.waitLock === undefined
+        ? 0
+        : opts.waitLock === true
+          ? undefined
+          : whole('--wait-lock', opts.waitLock, 0, 86_400),
+  };
+}
 
-  const config = loadOptionalAgentConfig(opts.config);
-  const fleetId = resolveFleetId(opts.fleet, config);
-  const mountHelper = process.env.MOUNTFLEET_EFS_MOUNT_HELPER || undefined;
-
+/** SIGINT/SIGTERM stop the run (a second one only says what is going on); dispose() unhooks them. */
+function stopOnSignals() {
   const stop = new AbortController();
   const onSignal = (signal: 'SIGINT' | 'SIGTERM') => {
     if (stop.signal.aborted) {
@@ -153,6 +146,95 @@ async function run(command: string[], opts: RunOptions): Promise<number> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  return {
+    signal: stop.signal,
+    dispose() {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+}
+
+/** This instance's identity from IMDS, or undefined after saying why not (nothing was created). */
+async function readIdentity(signal: AbortSignal): Promise<InstanceIdentity | undefined> {
+  const imds = metadataService({ timeoutMs: 1000, budgetMs: IMDS_BUDGET_MS, signal });
+  try {
+    return await readInstanceIdentity(imds);
+  } catch (err) {
+    say(
+      `cannot read this instance's identity from IMDS (${(err as Error).message}): scratch run works on EC2 instances only; ` +
+        `nothing was created`,
+    );
+    return undefined;
+  } finally {
+    imds.close();
+  }
+}
+
+/** The burst-credit guard's settings for this run; its metrics go to the agent metrics log. */
+function creditGuardFor(
+  flags: RunFlags,
+  onCreditLow: OnCreditLow,
+  region: string,
+  fleetId: string,
+): CreditGuardRequest {
+  const prices = BUILT_IN_PRICES[region];
+  let metricsFailed = false;
+  return {
+    // Few attempts: a throttled check is simply retried at the next one.
+    cloudwatch: cloudWatchClient({ region, maxAttempts: 2 }),
+    intervalSeconds: flags.creditCheckSeconds,
+    onCreditLow,
+    expectedIoBytes: flags.expectedIoBytes,
+    expectedDurationSeconds: flags.expectedDurationSeconds,
+    elasticPrices: prices && {
+      region: prices.region,
+      readPerGb: prices.efsElasticReadPerGb,
+      writePerGb: prices.efsElasticWritePerGb,
+    },
+    publish: (metrics) => {
+      try {
+        appendCreditMetrics(agentPaths().metricsLogFile, fleetId, metrics, Date.now());
+      } catch (err) {
+        if (!metricsFailed) say(`credit guard: cannot write its metrics (${(err as Error).message})`);
+        metricsFailed = true;
+      }
+    },
+  };
+}
+
+/** The run's outcome as JSON: into --summary FILE when given, and always as the last line of stderr. */
+function reportSummary(summary: ReturnType<typeof runSummary>, file: string | undefined): void {
+  if (file !== undefined) {
+    try {
+      writeFileSync(file, `${JSON.stringify(summary, null, 2)}\n`);
+    } catch (err) {
+      say(`cannot write --summary ${file}: ${(err as Error).message}`);
+    }
+  }
+  // For logs that keep only stderr.
+  process.stderr.write(`${JSON.stringify(summary)}\n`);
+}
+
+/**
+ * `scratch run`: flags, then the local checks and locks (core/scratch/local-setup.ts), then IMDS, then the run
+ * itself (core/scratch/lifecycle.ts); what holds the job or path exits 75, usage errors 2.
+ */
+async function run(command: string[], opts: RunOptions): Promise<number> {
+  const flags = parseRunFlags(opts);
+  const { jobId } = flags;
+  if (flags.expectedIoBytes !== undefined) {
+    const verdict = burstCreditPreflight(flags.expectedIoBytes, opts.strict ?? false);
+    if (verdict.status === 'refuse') {
+      say(`refusing (--strict): ${verdict.message}`);
+      return EXIT_USAGE;
+    }
+    say(verdict.status === 'warn' ? `WARNING: ${verdict.message}` : verdict.message);
+  }
+  const config = loadOptionalAgentConfig(opts.config);
+  const fleetId = resolveFleetId(opts.fleet, config);
+  const mountHelper = process.env.MOUNTFLEET_EFS_MOUNT_HELPER || undefined;
+  const stop = stopOnSignals();
   let local: LocalSetup | undefined;
   let unregister = () => undefined as void;
   try {
@@ -162,44 +244,31 @@ async function run(command: string[], opts: RunOptions): Promise<number> {
         fleetId,
         jobId,
         path: resolveScratchPath(opts.path, config),
-        waitLockSeconds,
+        waitLockSeconds: flags.waitLockSeconds,
         mountHelper,
         signal: stop.signal,
         log: say,
       });
     } catch (err) {
       if (!(err instanceof ScratchInUseError)) throw err;
-      const hint = waitLockSeconds === 0 ? '; --wait-lock[=SECONDS] waits for it instead' : '';
+      const hint = flags.waitLockSeconds === 0 ? '; --wait-lock[=SECONDS] waits for it instead' : '';
       say(stop.signal.aborted ? `stopped while waiting: ${err.message}` : `refusing: ${err.message}${hint}`);
       return EXIT_IN_USE;
     }
-
-    const imds = metadataService({ timeoutMs: 1000, budgetMs: IMDS_BUDGET_MS, signal: stop.signal });
-    let identity;
-    try {
-      identity = await readInstanceIdentity(imds);
-    } catch (err) {
-      say(
-        `cannot read this instance's identity from IMDS (${(err as Error).message}): scratch run works on EC2 instances only; ` +
-          `nothing was created`,
-      );
-      return 1;
-    } finally {
-      imds.close();
-    }
+    const identity = await readIdentity(stop.signal);
+    if (identity === undefined) return 1;
     const settings = resolveScratchSettings(
       {
         fleet: fleetId,
         subnet: opts.subnet,
         securityGroup: opts.securityGroup,
         path: local.path,
-        teardownGraceSeconds,
+        teardownGraceSeconds: flags.teardownGraceSeconds,
       },
       config,
       identity.availabilityZoneId,
     );
     if (opts.job === undefined) say(`job id ${jobId}`);
-
     // So that `mountfleet up` waits for this teardown before it lets Auto Scaling terminate the instance.
     try {
       unregister = registerScratchRun(agentPaths().runDir, jobId);
@@ -208,8 +277,6 @@ async function run(command: string[], opts: RunOptions): Promise<number> {
         `cannot record this run for the agent (${(err as Error).message}): an Auto Scaling termination will not wait for it`,
       );
     }
-    const prices = BUILT_IN_PRICES[identity.region];
-    let metricsFailed = false;
     const result = await runScratchJob({
       efs: efsClient({ region: identity.region, maxAttempts: SCRATCH_MAX_ATTEMPTS }),
       placement: identity,
@@ -222,47 +289,17 @@ async function run(command: string[], opts: RunOptions): Promise<number> {
       args: command.slice(1),
       mountHelper,
       readTerminationNotice: terminationNoticeReader(),
-      terminationPollMs: spotPollMs,
+      terminationPollMs: flags.spotPollMs,
       stopSignal: stop.signal,
       log: say,
-      creditGuard: {
-        // Few attempts: a throttled check is simply retried at the next one.
-        cloudwatch: cloudWatchClient({ region: identity.region, maxAttempts: 2 }),
-        intervalSeconds: creditCheckSeconds,
-        onCreditLow: opts.onCreditLow,
-        expectedIoBytes,
-        expectedDurationSeconds,
-        elasticPrices: prices && {
-          region: prices.region,
-          readPerGb: prices.efsElasticReadPerGb,
-          writePerGb: prices.efsElasticWritePerGb,
-        },
-        publish: (metrics) => {
-          try {
-            appendCreditMetrics(agentPaths().metricsLogFile, fleetId, metrics, Date.now());
-          } catch (err) {
-            if (!metricsFailed) say(`credit guard: cannot write its metrics (${(err as Error).message})`);
-            metricsFailed = true;
-          }
-        },
-      },
+      creditGuard: creditGuardFor(flags, opts.onCreditLow, identity.region, fleetId),
     });
-    const summary = runSummary({ jobId, ...result, expectedIoBytes });
-    if (opts.summary !== undefined) {
-      try {
-        writeFileSync(opts.summary, `${JSON.stringify(summary, null, 2)}\n`);
-      } catch (err) {
-        say(`cannot write --summary ${opts.summary}: ${(err as Error).message}`);
-      }
-    }
-    // The last line of stderr: the run's outcome as JSON, for logs that keep only stderr.
-    process.stderr.write(`${JSON.stringify(summary)}\n`);
+    reportSummary(runSummary({ jobId, ...result, expectedIoBytes: flags.expectedIoBytes }), opts.summary);
     return result.exitStatus;
   } finally {
     unregister();
     local?.locks.release();
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    stop.dispose();
   }
 }
 

@@ -327,6 +327,14 @@ async function runJob(
   const stop = stops.signal;
   phase(log, 'running', `${[request.command, ...request.args].join(' ')}`);
   const scope = systemdScopeFor(request.fleetId, request.jobId);
+  // The watcher first, so that it is armed before anyone can see the job run (runner-watch.ts).
+  const watch = watchRunner({
+    scope,
+    graceSeconds: request.teardownGraceSeconds,
+    mount: made.mount,
+    lockFds: request.lockFds ?? [],
+    jobId: request.jobId,
+  });
   const running = startJob(request.command, request.args, {
     env: {
       ...(request.env ?? process.env),
@@ -335,17 +343,7 @@ async function runJob(
     },
     scope,
   });
-  const watch =
-    running.pid === undefined
-      ? undefined
-      : watchRunner({
-          processGroup: running.pid,
-          scope,
-          graceSeconds: request.teardownGraceSeconds,
-          mount: made.mount,
-          lockFds: request.lockFds ?? [],
-          jobId: request.jobId,
-        });
+  if (running.pid !== undefined) watch.arm(running.pid);
   const guard =
     request.creditGuard &&
     startCreditGuard({
@@ -366,7 +364,7 @@ async function runJob(
     log(`job exited with status ${job.status}${job.signal ? ` (${job.signal})` : ''}`);
     await stopProcessGroup(running, stop, request.teardownGraceSeconds, clock, log);
   } finally {
-    watch?.release();
+    watch.release();
     // An instance going away needs every second for teardown: no last read of CloudWatch then.
     credit = await guard?.stop({ lastRead: stops.notice() === undefined });
   }

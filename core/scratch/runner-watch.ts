@@ -4,16 +4,20 @@
  * killer) would leave the job running on a file system nobody will tear down, holding a mount no later run
  * knows about.
  *
- * So each run starts a small watcher next to the job: a shell in a session of its own whose stdin is a pipe
- * from the runner. The runner writes `done` when its own supervision is over; if the pipe closes without
- * it, the runner died, and the watcher does what the runner would have: SIGTERM to the job's process group
+ * So each run starts a small watcher before the job: a shell in a session of its own whose stdin is a pipe
+ * from the runner. Started before the job, it is armed by the time anyone can see the job run: the runner
+ * writes the job's process group to it the moment the job is spawned (a synchronous pipe write in the same
+ * tick), and `done` when its own supervision is over. If the pipe closes without `done`, the runner died,
+ * and the watcher does what the runner would have: SIGTERM to the job's process group
  * (and scope), the grace period, SIGKILL, then a lazy unmount of the run's mount — only while that mount is
  * still the one at the path (same mount id, device and mount point). The file system itself is left to the
  * reaper, which finds it idle once the mount is gone (no run ever touches another run's file system).
  *
- * The watcher also inherits the run's lock descriptors (core/scratch/lock.ts), so the job id and the path
- * stay held until the job is stopped and unmounted: a retry on this instance waits for that, or is refused
- * with the holder named, instead of mounting over a job that still writes.
+ * The watcher also inherits the run's lock descriptors (core/lock.ts), so the job id and the path stay held
+ * until the job is stopped and unmounted: a retry on this instance waits for that, or is refused with the
+ * holder named, instead of mounting over a job that still writes. (Were the runner killed between spawning
+ * the job and that write — one synchronous step — the job would run on unwatched; its file system stays
+ * mounted, so the reaper sees it in use, and no other run ever touches it: safety does not rest on the watcher.)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { MountEntry } from '../mountinfo';
@@ -21,8 +25,6 @@ import type { JobScope } from './job';
 
 /** What the watcher must stop and unmount if the runner dies. */
 export interface WatchedRun {
-  /** The job's process group id (its leader's pid). */
-  readonly processGroup: number;
   readonly scope?: JobScope;
   readonly graceSeconds: number;
   /** The run's mount, as /proc/self/mountinfo showed it. */
@@ -33,7 +35,9 @@ export interface WatchedRun {
 }
 
 export interface RunnerWatch {
-  /** The runner finished supervising the job itself: the watcher exits without touching anything. */
+  /** The job is running as this process group: from now on the watcher stops it if the runner dies. */
+  arm(processGroup: number): void;
+  /** The runner finished supervising the job itself (or never started one): the watcher exits untouched. */
   release(): void;
 }
 
@@ -43,11 +47,15 @@ export function escapeMountinfo(path: string): string {
 }
 
 /**
- * $1 process group, $2 grace seconds, $3 scope unit ('' for none), $4 systemctl, $5 mount id ('' for none),
- * $6 device, $7 mount point (mountinfo-escaped), $8 job id. Every wait is bounded by the grace period.
+ * stdin: the job's process group, then `done`. $1 grace seconds, $2 scope unit ('' for none), $3 systemctl,
+ * $4 mount id ('' for none), $5 device, $6 mount point (mountinfo-escaped), $7 job id. Every wait is bounded
+ * by the grace period. The shell ignores SIGPIPE (its stderr is the dead runner's, maybe a closed pipe) and
+ * the terminal's signals (it is in a session of its own, but say so).
  */
 const WATCHER = `
 trap '' PIPE HUP INT
+read -r pg || exit 0
+case "$pg" in ''|*[!0-9]*) exit 0 ;; esac
 read -r said || said=
 [ "$said" = done ] && exit 0
 say() { printf 'mountfleet scratch: %s\\n' "$*" >&2 2>/dev/null || true; }
@@ -56,21 +64,20 @@ signal() {
   [ -n "$unit" ] && "$systemctl" kill --signal="$1" "$unit" >/dev/null 2>&1
   return 0
 }
-pg=$1 grace=$2 unit=$3 systemctl=$4
-say "the runner of job $8 died: stopping the job (process group $pg) and unmounting its scratch"
+grace=$1 unit=$2 systemctl=$3
+say "the runner of job $7 died: stopping the job (process group $pg) and unmounting its scratch"
 signal TERM
 waited=0
 while kill -0 -- "-$pg" 2>/dev/null && [ "$waited" -lt "$grace" ]; do sleep 1; waited=$((waited + 1)); done
 signal KILL
-if [ -n "$5" ] && awk -v id="$5" -v dev="$6" -v mp="$7" '$1 == id && $3 == dev && $5 == mp { found = 1 } END { exit !found }' /proc/self/mountinfo; then
-  umount -l "$7" 2>/dev/null || say "cannot unmount $7: unmount it by hand"
+if [ -n "$4" ] && awk -v id="$4" -v dev="$5" -v mp="$6" '$1 == id && $3 == dev && $5 == mp { found = 1 } END { exit !found }' /proc/self/mountinfo; then
+  umount -l "$6" 2>/dev/null || say "cannot unmount $6: unmount it by hand"
 fi
 `;
 
-/** Starts the watcher for a running job (see the file comment). */
+/** Starts the watcher for a job about to start (see the file comment); arm() it once the job runs. */
 export function watchRunner(run: WatchedRun): RunnerWatch {
   const args = [
-    String(run.processGroup),
     String(run.graceSeconds),
     run.scope?.unit ?? '',
     run.scope?.systemctl ?? '',
@@ -91,6 +98,9 @@ export function watchRunner(run: WatchedRun): RunnerWatch {
   (watcher.stdin as unknown as { unref?: () => void } | null)?.unref?.();
   let released = false;
   return {
+    arm(processGroup) {
+      if (!released) watcher.stdin?.write(`${processGroup}\n`);
+    },
     release() {
       if (released) return;
       released = true;
