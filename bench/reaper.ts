@@ -232,11 +232,12 @@ async function benchDeletion(moto: MotoServer, proxy: FaultProxy, mix: DeletionM
   const seconds = (performance.now() - t0) / 1000;
   const efsStats = proxy.stats().byService.efs;
   proxy.clear();
-  // The fewest EFS requests these deletions can take: a file system without a mount target needs one
+  // The fewest EFS requests these deletions can take: every one starts with the re-check (DescribeFileSystems
+  // by id, right before the first irreversible call); then a file system without a mount target needs one
   // DeleteFileSystem; one with a mount target needs DescribeMountTargets (its id), DeleteMountTarget and
   // DeleteFileSystem (in AWS more tries while the target finishes deleting; moto deletes it at once).
   // Plus the listing pages.
-  const minimum = mix.orphans + 2 * mix.withMountTarget + Math.ceil(mix.orphans / 100);
+  const minimum = 2 * mix.orphans + 2 * mix.withMountTarget + Math.ceil(mix.orphans / 100);
   const deleted = report.deleted.length;
   return {
     deleted,

@@ -5,7 +5,7 @@
  * at once against a slow IMDS and a throttled emulator. Needs the built bundle.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { processGroupMembers } from '../../../core/processes';
@@ -19,25 +19,12 @@ import {
   sleep,
   useScratchRuns,
   waitUntil,
-  type ScratchRun,
+  waitForGo,
+  go,
+  liveProcess,
 } from './harness';
 
 jest.setTimeout(120_000);
-
-/** A job that says `ready`, then waits until the test creates $TEST_DIR/go, then runs `then`. */
-const waitForGo = (then = 'true') =>
-  job(`echo ready; while [ ! -e "$TEST_DIR/go" ]; do sleep 0.1; done; ${then}`);
-const go = (run: ScratchRun) => writeFileSync(join(run.dir, 'go'), '');
-
-/** True while `pid` runs (a zombie, dead but not yet reaped, does not count). */
-function liveProcess(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
-  } catch {
-    return false;
-  }
-}
 
 describe('mountfleet scratch run side by side', () => {
   const scratch = useScratchRuns(1);

@@ -93,6 +93,21 @@ export type JobSpec = Omit<RunSpec, 'net' | 'instance' | 'emulator'> & { readonl
 /** A job that records its pid in $TEST_DIR/job.pid (so killJob can find it), then runs `body`. */
 export const job = (body: string): string[] => ['sh', '-c', `echo $$ > "$TEST_DIR/job.pid"; ${body}`];
 
+/** A job that says `ready`, then waits until the test creates $TEST_DIR/go (go()), then runs `then`. */
+export const waitForGo = (then = 'true') =>
+  job(`echo ready; while [ ! -e "$TEST_DIR/go" ]; do sleep 0.1; done; ${then}`);
+export const go = (run: ScratchRun) => writeFileSync(join(run.dir, 'go'), '');
+
+/** True while `pid` runs (a zombie, dead but not yet reaped, does not count). */
+export function liveProcess(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
+  } catch {
+    return false;
+  }
+}
+
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**

@@ -33,15 +33,13 @@ import {
   stopInstance,
   useScratchRuns,
   waitUntil,
+  waitForGo,
+  go,
+  liveProcess,
   type ScratchRun,
 } from './harness';
 
 jest.setTimeout(120_000);
-
-/** A job that says `ready`, then waits until the test creates $TEST_DIR/go. */
-const waitForGo = (then = 'true') =>
-  job(`echo ready; while [ ! -e "$TEST_DIR/go" ]; do sleep 0.1; done; ${then}`);
-const go = (run: ScratchRun) => writeFileSync(join(run.dir, 'go'), '');
 
 /** The file system a run says it created. */
 function createdBy(run: ScratchRun): string {
@@ -55,16 +53,6 @@ const mountedBy = (run: ScratchRun) => run.helperCalls().map((argv) => argv[0].r
 
 /** Ids of this fleet's file systems in the emulator now. */
 const existing = async () => (await fileSystemsOf()).map((fs) => fs.FileSystemId!).sort();
-
-/** True while `pid` runs (a zombie does not count). */
-function liveProcess(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
-  } catch {
-    return false;
-  }
-}
 
 /** One `mountfleet reap` past the grace period against the emulator, as the scheduled Lambda runs it. */
 async function reapNow(emulator: string) {
