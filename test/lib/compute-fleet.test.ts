@@ -142,7 +142,10 @@ describe('ComputeFleet', () => {
     // PutMetricData once (the Mountpoint namespace); GetMetricData is the scratch credit guard's read.
     expect(all.filter((s) => JSON.stringify(s.Action).includes('cloudwatch:PutMetricData'))).toHaveLength(1);
     expect(
-      all.filter((s) => JSON.stringify(s.Action).includes('cloudwatch:')).map((s) => s.Action).sort(),
+      all
+        .filter((s) => JSON.stringify(s.Action).includes('cloudwatch:'))
+        .map((s) => s.Action)
+        .sort(),
     ).toEqual(['cloudwatch:GetMetricData', 'cloudwatch:PutMetricData']);
     // The CloudWatch agent reads the group name for its AutoScalingGroupName dimension.
     expect(all).toContainEqual(expect.objectContaining({ Action: 'ec2:DescribeTags', Resource: '*' }));

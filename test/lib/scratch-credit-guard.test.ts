@@ -47,7 +47,10 @@ describe('the scratch burst-credit guard in the constructs', () => {
         Condition: { StringEquals: { 'aws:ResourceTag/mountfleet:fleet': 'train' } },
       },
       {
-        Action: expect.arrayContaining(['elasticfilesystem:UpdateFileSystem', 'elasticfilesystem:DeleteFileSystem']),
+        Action: expect.arrayContaining([
+          'elasticfilesystem:UpdateFileSystem',
+          'elasticfilesystem:DeleteFileSystem',
+        ]),
         Effect: 'Deny',
         Resource: '*',
         Condition: { Null: { 'aws:ResourceTag/mountfleet:fleet': 'true' } },
