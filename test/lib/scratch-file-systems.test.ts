@@ -56,6 +56,7 @@ describe('ScratchFileSystems', () => {
         'elasticfilesystem:CreateMountTarget',
         'elasticfilesystem:DeleteMountTarget',
         'elasticfilesystem:DeleteFileSystem',
+        'elasticfilesystem:UpdateFileSystem',
       ],
       Effect: 'Deny',
       Resource: '*',
