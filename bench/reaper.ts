@@ -310,7 +310,7 @@ async function main() {
       console.log(
         `EFS calls per deleted file system: ${del.callsPerDeleted.toFixed(2)} through the bucket ` +
           `(${(del.requests / del.deleted).toFixed(2)} sent); the fewest possible ${del.minimumPerDeleted.toFixed(2)} ` +
-          `(1 without a mount target, 3 with one, plus the listing)`,
+          `(2 without a mount target, 4 with one, the re-check included, plus the listing)`,
       );
       console.log(
         `rate: ${del.deletionsPerSecond.toFixed(2)} deletions/s of the ${del.idealDeletionsPerSecond.toFixed(2)} that ` +
