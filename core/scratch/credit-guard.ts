@@ -15,7 +15,12 @@ import type { Clock } from '../clock';
 import { INITIAL_BURST_CREDIT_GIB } from '../plan/model';
 import { GIB, MIB, TIB } from '../plan/units';
 import type { CreditMetrics } from './credit-metric';
-import { EFS_METRIC_PERIOD_SECONDS, readCredit, type CreditReadings } from './credit-readings';
+import {
+  EFS_METRIC_PERIOD_SECONDS,
+  readCredit,
+  type CreditReadings,
+  type Datapoint,
+} from './credit-readings';
 import type { NfsByteCounters } from './mountstats';
 import { NfsMeter } from './nfs-meter';
 
@@ -90,215 +95,369 @@ export function formatDuration(seconds: number): string {
   return minutes < 60 ? `${minutes} min` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
 
+/** What the checks of one running guard share: its options, the NFS meter, and what it has read and said. */
+interface GuardState {
+  readonly options: CreditGuardOptions;
+  readonly startedAt: number;
+  /** Start of the CloudWatch window every check reads. */
+  readonly windowStart: number;
+  readonly ended: AbortController;
+  readonly nfs: NfsMeter;
+  /** What the warnings suggest, given `--on-credit-low`. */
+  readonly advice: string;
+  readings?: CreditReadings;
+  checks: number;
+  blindSaid: boolean;
+  /** Thresholds of WARN_AT_SPENT already warned of. */
+  readonly warned: Set<number>;
+  lateWarned: boolean;
+  acted: boolean;
+  switchedAt?: string;
+}
+
 export function startCreditGuard(o: CreditGuardOptions): RunningCreditGuard {
   const startedAt = o.clock.now();
-  const ended = new AbortController();
-  // From the start of the minute before the job: a file system's balance as the job found it.
-  const windowStart = Math.floor(startedAt / 60_000) * 60_000 - EFS_METRIC_PERIOD_SECONDS * 1000;
-  const nfs = new NfsMeter(o.readCounters);
-  nfs.sample(startedAt);
-
-  let readings: CreditReadings | undefined;
-  let checks = 0;
-  let blindSaid = false;
-  const warned = new Set<number>();
-  let lateWarned = false;
-  let acted = false;
-  let switchedAt: string | undefined;
-  const advice =
-    o.onCreditLow === 'warn'
-      ? '--on-credit-low elastic switches to Elastic throughput at 90 %, --on-credit-low stop ends the job; or split the work into jobs that each get fresh credit'
-      : o.onCreditLow === 'elastic'
-        ? 'the guard switches the file system to Elastic throughput at 90 % (--on-credit-low elastic)'
-        : 'the guard stops the job at 90 % (--on-credit-low stop)';
-
-  /** Bytes of credit spent per second now: the NFS counters' last interval, else the balance's recent slope. */
-  const spendRate = (balance: CreditReadings['balance']): number => {
-    const measured = nfs.lastRate();
-    if (measured !== undefined) return measured;
-    const recent = balance.slice(-5);
-    if (recent.length >= 2) {
-      const first = recent[0];
-      const last = recent.at(-1)!;
-      return Math.max(0, (first.value - last.value) / ((last.at - first.at) / 1000));
-    }
-    const lastMinute = readings?.meteredIo.at(-1)?.value;
-    return lastMinute === undefined ? 0 : lastMinute / EFS_METRIC_PERIOD_SECONDS;
+  const guard: GuardState = {
+    options: o,
+    startedAt,
+    // From the start of the minute before the job: a file system's balance as the job found it.
+    windowStart: Math.floor(startedAt / 60_000) * 60_000 - EFS_METRIC_PERIOD_SECONDS * 1000,
+    ended: new AbortController(),
+    nfs: new NfsMeter(o.readCounters),
+    advice: adviceFor(o.onCreditLow),
+    checks: 0,
+    blindSaid: false,
+    warned: new Set(),
+    lateWarned: false,
+    acted: false,
   };
-
-  const switchToElastic = async () => {
-    try {
-      await o.efs.send(
-        new UpdateFileSystemCommand({ FileSystemId: o.fileSystemId, ThroughputMode: 'elastic' }),
-        {
-          abortSignal: ended.signal,
-        },
-      );
-      switchedAt = new Date(o.clock.now()).toISOString();
-      const p = o.elasticPrices;
-      o.log(
-        `credit guard: switched ${o.fileSystemId} to Elastic throughput (--on-credit-low elastic): no credit limit from now on; ` +
-          (p
-            ? `reads cost $${p.readPerGb}/GB and writes $${p.writePerGb}/GB on top of storage (${p.region} prices of \`mountfleet plan\`)`
-            : 'reads and writes are then billed per GB transferred') +
-          '; EFS allows the next throughput-mode change of this file system only 24 h after this one',
-      );
-      return true;
-    } catch (err) {
-      if (ended.signal.aborted) return true; // the job ended meanwhile: nothing left to switch for
-      const name = (err as Error).name;
-      if (name === 'IncorrectFileSystemLifeCycleState') {
-        // EFS changes the mode of an `available` file system only: try again at the next check.
-        o.log(
-          `credit guard: ${o.fileSystemId} is not available for a throughput-mode change yet; trying again at the next check`,
-        );
-        return false;
-      }
-      o.log(
-        `credit guard: could not switch ${o.fileSystemId} to Elastic throughput (${name}: ${(err as Error).message}); ` +
-          'the job keeps running on bursting throughput',
-      );
-      return true;
-    }
-  };
-
-  const check = async (final: boolean) => {
-    const now = o.clock.now();
-    nfs.sample(now);
-    try {
-      checks += 1;
-      readings = await readCredit(
-        o.cloudwatch,
-        o.fileSystemId,
-        windowStart,
-        now,
-        final ? abortAfter(FINAL_READ_MS) : ended.signal,
-      );
-    } catch (err) {
-      if (final || ended.signal.aborted) return;
-      if (!blindSaid)
-        o.log(
-          `credit guard is blind: GetMetricData failed (${(err as Error).name}: ${(err as Error).message})` +
-            `${nfs.readable && o.initialCreditBytes !== undefined ? '; counting the NFS client bytes meanwhile' : ''}; ` +
-            `the job keeps running and the guard retries every ${o.intervalSeconds} s`,
-        );
-      blindSaid = true;
-    }
-    if (final) return;
-    const balance = readings?.balance ?? [];
-    let startCredit: number;
-    let estimated: number;
-    if (balance.length > 0) {
-      startCredit = balance[0].value;
-      // The last datapoint covers its minute; what the job moved since then comes from the NFS counters.
-      estimated = balance.at(-1)!.value - nfs.since(balance.at(-1)!.at + EFS_METRIC_PERIOD_SECONDS * 1000);
-    } else if (o.initialCreditBytes !== undefined && nfs.readable) {
-      startCredit = o.initialCreditBytes;
-      estimated = startCredit - nfs.since(startedAt);
-    } else {
-      if (!blindSaid && readings)
-        o.log(
-          `credit guard is blind: CloudWatch has no BurstCreditBalance datapoints for ${o.fileSystemId} yet ` +
-            `(a new file system publishes its first after a few minutes); the job keeps running and the guard retries every ${o.intervalSeconds} s`,
-        );
-      blindSaid = true;
-      return;
-    }
-    const spentFraction = Math.min(1, Math.max(0, (startCredit - estimated) / startCredit));
-    const rate = spendRate(balance);
-    const secondsLeft = rate > 0 ? Math.max(0, estimated) / rate : undefined;
-    const runsOut =
-      secondsLeft === undefined
-        ? 'not being spent now'
-        : `runs out in about ${formatDuration(secondsLeft)} (at ${new Date(now + secondsLeft * 1000).toISOString().slice(11, 16)} UTC)`;
-
-    // On Elastic throughput the credit no longer limits the job: nothing left to warn about.
-    const crossed = switchedAt ? [] : WARN_AT_SPENT.filter((t) => spentFraction >= t && !warned.has(t));
-    if (crossed.length > 0) {
-      for (const t of WARN_AT_SPENT) if (t <= crossed.at(-1)!) warned.add(t);
-      o.log(
-        `credit guard: ${Math.round(crossed.at(-1)! * 100)} % of the burst credit spent on ${o.fileSystemId} ` +
-          `(${tib(Math.max(0, estimated))} of ${tib(startCredit)} left, spending ${mibPerS(rate)}): ${runsOut}; ` +
-          `then throughput drops to the baseline (50 KiB/s per GiB stored). What to do: ${advice}`,
-      );
-    }
-
-    const expectedLeft =
-      o.expectedDurationSeconds !== undefined
-        ? { seconds: o.expectedDurationSeconds - (now - startedAt) / 1000, from: '--expected-duration' }
-        : o.expectedIoBytes !== undefined && rate > 0
-          ? {
-              seconds: Math.max(0, o.expectedIoBytes - (startCredit - estimated)) / rate,
-              from: '--expected-io',
-            }
-          : undefined;
-    if (
-      !lateWarned &&
-      !switchedAt &&
-      secondsLeft !== undefined &&
-      expectedLeft &&
-      secondsLeft < expectedLeft.seconds
-    ) {
-      lateWarned = true;
-      o.log(
-        `credit guard: at ${mibPerS(rate)} the burst credit of ${o.fileSystemId} (${tib(Math.max(0, estimated))} left) runs out in about ${formatDuration(secondsLeft)}, ` +
-          `before the job's expected end in about ${formatDuration(expectedLeft.seconds)} (${expectedLeft.from}). What to do: ${advice}`,
-      );
-    }
-
-    let switched = 0;
-    if (!acted && spentFraction >= ACT_AT_SPENT && o.onCreditLow !== 'warn') {
-      if (o.onCreditLow === 'stop') {
-        acted = true;
-        o.log(
-          `credit guard: ${Math.round(spentFraction * 100)} % of the burst credit spent: stopping the job (--on-credit-low stop) rather than let it crawl`,
-        );
-        o.stopJob();
-      } else {
-        acted = await switchToElastic();
-        if (switchedAt) switched = 1;
-      }
-    }
-    o.publish?.({
-      creditUsedPercent: Math.round(spentFraction * 1000) / 10,
-      ...(secondsLeft === undefined ? {} : { minutesToExhaustion: Math.round(secondsLeft / 60) }),
-      modeSwitches: switched,
-    });
-  };
-
-  const loop = (async () => {
-    while (!ended.signal.aborted) {
-      await o.clock.sleep(o.intervalSeconds * 1000, ended.signal);
-      if (ended.signal.aborted) break;
-      try {
-        await check(false);
-      } catch (err) {
-        // Nothing in a check may end the job: a bug here is reported and the watch goes on.
-        o.log(`credit guard: check failed (${(err as Error).message}); the job keeps running`);
-      }
-    }
-  })();
-
+  guard.nfs.sample(startedAt);
+  const watching = watch(guard);
   return {
     async stop({ lastRead = true } = {}) {
-      ended.abort();
-      await loop;
-      if (lastRead) await check(true).catch(() => undefined);
-      const balance = readings?.balance ?? [];
-      const values = (s: readonly { value: number }[]) => s.map((d) => d.value);
-      const metered = readings?.meteredIo ?? [];
-      const ioLimit = readings?.percentIoLimit ?? [];
-      return {
-        meteredIoBytes: metered.length > 0 ? Math.round(values(metered).reduce((a, b) => a + b, 0)) : null,
-        burstCreditUsedBytes:
-          balance.length > 0 ? Math.round(balance[0].value - balance.at(-1)!.value) : null,
-        minBurstCreditBalanceBytes: balance.length > 0 ? Math.round(Math.min(...values(balance))) : null,
-        maxPercentIoLimit: ioLimit.length > 0 ? Math.max(...values(ioLimit)) : null,
-        nfsMeteredBytes: nfs.readable ? Math.round(nfs.since(startedAt)) : null,
-        ...(switchedAt ? { throughputModeSwitchedAt: switchedAt } : {}),
-        checks,
-        seconds: Math.round((o.clock.now() - startedAt) / 100) / 10,
-      };
+      guard.ended.abort();
+      await watching;
+      if (lastRead) await readOnceMore(guard).catch(() => undefined);
+      return creditReport(guard);
     },
+  };
+}
+
+function adviceFor(onCreditLow: OnCreditLow): string {
+  return onCreditLow === 'warn'
+    ? '--on-credit-low elastic switches to Elastic throughput at 90 %, --on-credit-low stop ends the job; or split the work into jobs that each get fresh credit'
+    : onCreditLow === 'elastic'
+      ? 'the guard switches the file system to Elastic throughput at 90 % (--on-credit-low elastic)'
+      : 'the guard stops the job at 90 % (--on-credit-low stop)';
+}
+
+/** Checks every interval until the job ends. */
+async function watch(guard: GuardState): Promise<void> {
+  const { options: o, ended } = guard;
+  while (!ended.signal.aborted) {
+    await o.clock.sleep(o.intervalSeconds * 1000, ended.signal);
+    if (ended.signal.aborted) break;
+    try {
+      await check(guard);
+    } catch (err) {
+      // Nothing in a check may end the job: a bug here is reported and the watch goes on.
+      o.log(`credit guard: check failed (${(err as Error).message}); the job keeps running`);
+    }
+  }
+}
+
+/** One check while the job runs: read, estimate, warn, act at 90 %, publish. */
+async function check(guard: GuardState): Promise<void> {
+  const now = guard.options.clock.now();
+  guard.nfs.sample(now);
+  if (!(await readCloudWatch(guard, now))) return;
+  const { options: o, nfs } = guard;
+  const credit = estimateCredit(guard.readings?.balance ?? [], nfs, o.initialCreditBytes, guard.startedAt);
+  if (!credit) {
+    // Without readings every read failed, and the first failure said so.
+    if (guard.readings)
+      sayBlind(
+        guard,
+        `credit guard is blind: CloudWatch has no BurstCreditBalance datapoints for ${o.fileSystemId} yet ` +
+          `(a new file system publishes its first after a few minutes); the job keeps running and the guard retries every ${o.intervalSeconds} s`,
+      );
+    return;
+  }
+  const outlook = creditOutlook(credit, spendRate(nfs, guard.readings), now);
+  warnAtThresholds(guard, outlook);
+  warnIfLate(guard, outlook);
+  const switched = await actWhenLow(guard, outlook.spentFraction);
+  o.publish?.(creditMetrics(outlook, switched));
+}
+
+/**
+ * Reads CloudWatch into `guard.readings`; a failure is said once and the last readings stand. False when the
+ * job ended during the read: the check then has nothing left to do.
+ */
+async function readCloudWatch(guard: GuardState, now: number): Promise<boolean> {
+  const { options: o, nfs } = guard;
+  guard.checks += 1;
+  try {
+    guard.readings = await readCredit(
+      o.cloudwatch,
+      o.fileSystemId,
+      guard.windowStart,
+      now,
+      guard.ended.signal,
+    );
+  } catch (err) {
+    if (guard.ended.signal.aborted) return false;
+    sayBlind(
+      guard,
+      `credit guard is blind: GetMetricData failed (${(err as Error).name}: ${(err as Error).message})` +
+        `${nfs.readable && o.initialCreditBytes !== undefined ? '; counting the NFS client bytes meanwhile' : ''}; ` +
+        `the job keeps running and the guard retries every ${o.intervalSeconds} s`,
+    );
+  }
+  return true;
+}
+
+/** The read after the job, for the report; bounded by FINAL_READ_MS, and its failure left to the caller. */
+async function readOnceMore(guard: GuardState): Promise<void> {
+  const { options: o } = guard;
+  const now = o.clock.now();
+  guard.nfs.sample(now);
+  guard.checks += 1;
+  guard.readings = await readCredit(
+    o.cloudwatch,
+    o.fileSystemId,
+    guard.windowStart,
+    now,
+    abortAfter(FINAL_READ_MS),
+  );
+}
+
+/** Being blind is said once per run: the guard retries quietly. */
+function sayBlind(guard: GuardState, line: string): void {
+  if (!guard.blindSaid) guard.options.log(line);
+  guard.blindSaid = true;
+}
+
+/** The credit the job started from and the credit left now, in bytes. */
+export interface CreditEstimate {
+  readonly startCredit: number;
+  /** Negative once the job has moved more than the credit. */
+  readonly left: number;
+}
+
+/**
+ * CloudWatch's last balance less what the NFS counters saw the job move since; before CloudWatch has a
+ * datapoint, the starting credit (when known) less all the job moved. Undefined when neither can be told.
+ */
+export function estimateCredit(
+  balance: readonly Datapoint[],
+  nfs: NfsMeter,
+  initialCreditBytes: number | undefined,
+  startedAt: number,
+): CreditEstimate | undefined {
+  if (balance.length > 0) {
+    const last = balance.at(-1)!;
+    // The last datapoint covers its minute; what the job moved since then comes from the NFS counters.
+    const movedSince = nfs.since(last.at + EFS_METRIC_PERIOD_SECONDS * 1000);
+    return { startCredit: balance[0].value, left: last.value - movedSince };
+  }
+  if (initialCreditBytes !== undefined && nfs.readable)
+    return { startCredit: initialCreditBytes, left: initialCreditBytes - nfs.since(startedAt) };
+  return undefined;
+}
+
+/** Bytes of credit spent per second now: the NFS counters' last interval, else the balance's recent slope. */
+export function spendRate(nfs: NfsMeter, readings: CreditReadings | undefined): number {
+  const measured = nfs.lastRate();
+  if (measured !== undefined) return measured;
+  const recent = (readings?.balance ?? []).slice(-5);
+  if (recent.length >= 2) {
+    const first = recent[0];
+    const last = recent.at(-1)!;
+    return Math.max(0, (first.value - last.value) / ((last.at - first.at) / 1000));
+  }
+  const lastMinute = readings?.meteredIo.at(-1)?.value;
+  return lastMinute === undefined ? 0 : lastMinute / EFS_METRIC_PERIOD_SECONDS;
+}
+
+/** What one check sees: the credit, the fraction of it spent, how fast, and how long what is left lasts. */
+export interface CreditOutlook extends CreditEstimate {
+  readonly now: number;
+  /** 0 to 1. */
+  readonly spentFraction: number;
+  /** Bytes per second. */
+  readonly rate: number;
+  /** Undefined while nothing is being spent. */
+  readonly secondsLeft: number | undefined;
+}
+
+/** Projects the estimate at the current rate; ignoring the baseline credit earned meanwhile, it errs early. */
+export function creditOutlook(credit: CreditEstimate, rate: number, now: number): CreditOutlook {
+  const { startCredit, left } = credit;
+  return {
+    startCredit,
+    left,
+    now,
+    spentFraction: Math.min(1, Math.max(0, (startCredit - left) / startCredit)),
+    rate,
+    secondsLeft: rate > 0 ? Math.max(0, left) / rate : undefined,
+  };
+}
+
+/** The highest threshold of WARN_AT_SPENT reached and not warned of yet; undefined when there is none. */
+export function thresholdToWarn(spentFraction: number, warned: ReadonlySet<number>): number | undefined {
+  return WARN_AT_SPENT.filter((t) => spentFraction >= t && !warned.has(t)).at(-1);
+}
+
+/** Warns once per threshold; a check that crosses several names the highest and marks all of them said. */
+function warnAtThresholds(guard: GuardState, outlook: CreditOutlook): void {
+  // On Elastic throughput the credit no longer limits the job: nothing left to warn about.
+  if (guard.switchedAt) return;
+  const threshold = thresholdToWarn(outlook.spentFraction, guard.warned);
+  if (threshold === undefined) return;
+  for (const t of WARN_AT_SPENT) if (t <= threshold) guard.warned.add(t);
+  const { left, startCredit, rate, secondsLeft, now } = outlook;
+  const runsOut =
+    secondsLeft === undefined
+      ? 'not being spent now'
+      : `runs out in about ${formatDuration(secondsLeft)} (at ${new Date(now + secondsLeft * 1000).toISOString().slice(11, 16)} UTC)`;
+  guard.options.log(
+    `credit guard: ${Math.round(threshold * 100)} % of the burst credit spent on ${guard.options.fileSystemId} ` +
+      `(${tib(Math.max(0, left))} of ${tib(startCredit)} left, spending ${mibPerS(rate)}): ${runsOut}; ` +
+      `then throughput drops to the baseline (50 KiB/s per GiB stored). What to do: ${guard.advice}`,
+  );
+}
+
+/** How much longer the job should run, and which flag says so. */
+export interface ExpectedTimeLeft {
+  readonly seconds: number;
+  readonly from: '--expected-duration' | '--expected-io';
+}
+
+/** From `--expected-duration`, else from `--expected-io` at the current rate; undefined when neither tells. */
+export function expectedTimeLeft(
+  expected: Pick<CreditGuardOptions, 'expectedDurationSeconds' | 'expectedIoBytes'>,
+  elapsedSeconds: number,
+  spentBytes: number,
+  rate: number,
+): ExpectedTimeLeft | undefined {
+  if (expected.expectedDurationSeconds !== undefined)
+    return { seconds: expected.expectedDurationSeconds - elapsedSeconds, from: '--expected-duration' };
+  if (expected.expectedIoBytes !== undefined && rate > 0)
+    return { seconds: Math.max(0, expected.expectedIoBytes - spentBytes) / rate, from: '--expected-io' };
+  return undefined;
+}
+
+/** Warns once when, at the current rate, the credit runs out before the job's expected end. */
+function warnIfLate(guard: GuardState, outlook: CreditOutlook): void {
+  const { options: o } = guard;
+  const { startCredit, left, rate, secondsLeft, now } = outlook;
+  if (guard.lateWarned || guard.switchedAt || secondsLeft === undefined) return;
+  const expected = expectedTimeLeft(o, (now - guard.startedAt) / 1000, startCredit - left, rate);
+  if (expected && secondsLeft < expected.seconds) {
+    guard.lateWarned = true;
+    o.log(
+      `credit guard: at ${mibPerS(rate)} the burst credit of ${o.fileSystemId} (${tib(Math.max(0, left))} left) runs out in about ${formatDuration(secondsLeft)}, ` +
+        `before the job's expected end in about ${formatDuration(expected.seconds)} (${expected.from}). What to do: ${guard.advice}`,
+    );
+  }
+}
+
+/**
+ * At ACT_AT_SPENT, what `--on-credit-low` asks: stop the job, or switch to Elastic (tried again at each check
+ * while EFS cannot yet). Returns the check's mode switches for the metric: 1 when this check switched.
+ */
+async function actWhenLow(guard: GuardState, spentFraction: number): Promise<number> {
+  const { options: o } = guard;
+  const due = !guard.acted && spentFraction >= ACT_AT_SPENT && o.onCreditLow !== 'warn';
+  if (!due) return 0;
+  if (o.onCreditLow === 'stop') {
+    guard.acted = true;
+    o.log(
+      `credit guard: ${Math.round(spentFraction * 100)} % of the burst credit spent: stopping the job (--on-credit-low stop) rather than let it crawl`,
+    );
+    o.stopJob();
+    return 0;
+  }
+  guard.acted = await switchToElastic(guard);
+  return guard.switchedAt ? 1 : 0;
+}
+
+/** UpdateFileSystem to Elastic throughput; false when EFS cannot change the mode yet and the next check retries. */
+async function switchToElastic(guard: GuardState): Promise<boolean> {
+  const { options: o, ended } = guard;
+  try {
+    await o.efs.send(
+      new UpdateFileSystemCommand({ FileSystemId: o.fileSystemId, ThroughputMode: 'elastic' }),
+      {
+        abortSignal: ended.signal,
+      },
+    );
+    guard.switchedAt = new Date(o.clock.now()).toISOString();
+    const p = o.elasticPrices;
+    o.log(
+      `credit guard: switched ${o.fileSystemId} to Elastic throughput (--on-credit-low elastic): no credit limit from now on; ` +
+        (p
+          ? `reads cost $${p.readPerGb}/GB and writes $${p.writePerGb}/GB on top of storage (${p.region} prices of \`mountfleet plan\`)`
+          : 'reads and writes are then billed per GB transferred') +
+        '; EFS allows the next throughput-mode change of this file system only 24 h after this one',
+    );
+    return true;
+  } catch (err) {
+    if (ended.signal.aborted) return true; // the job ended meanwhile: nothing left to switch for
+    const name = (err as Error).name;
+    if (name === 'IncorrectFileSystemLifeCycleState') {
+      // EFS changes the mode of an `available` file system only: try again at the next check.
+      o.log(
+        `credit guard: ${o.fileSystemId} is not available for a throughput-mode change yet; trying again at the next check`,
+      );
+      return false;
+    }
+    o.log(
+      `credit guard: could not switch ${o.fileSystemId} to Elastic throughput (${name}: ${(err as Error).message}); ` +
+        'the job keeps running on bursting throughput',
+    );
+    return true;
+  }
+}
+
+/** The check's metrics: percent spent to a tenth, minutes left while the credit is being spent. */
+export function creditMetrics(outlook: CreditOutlook, modeSwitches: number): CreditMetrics {
+  const { spentFraction, secondsLeft } = outlook;
+  return {
+    creditUsedPercent: Math.round(spentFraction * 1000) / 10,
+    ...(secondsLeft === undefined ? {} : { minutesToExhaustion: Math.round(secondsLeft / 60) }),
+    modeSwitches,
+  };
+}
+
+/** CloudWatch's part of the report: sums and extremes of the series read last; null where a series is empty. */
+export function cloudWatchTotals(
+  readings: CreditReadings | undefined,
+): Pick<
+  CreditReport,
+  'meteredIoBytes' | 'burstCreditUsedBytes' | 'minBurstCreditBalanceBytes' | 'maxPercentIoLimit'
+> {
+  const balance = readings?.balance ?? [];
+  const metered = readings?.meteredIo ?? [];
+  const ioLimit = readings?.percentIoLimit ?? [];
+  const values = (s: readonly Datapoint[]) => s.map((d) => d.value);
+  return {
+    meteredIoBytes: metered.length > 0 ? Math.round(values(metered).reduce((a, b) => a + b, 0)) : null,
+    burstCreditUsedBytes: balance.length > 0 ? Math.round(balance[0].value - balance.at(-1)!.value) : null,
+    minBurstCreditBalanceBytes: balance.length > 0 ? Math.round(Math.min(...values(balance))) : null,
+    maxPercentIoLimit: ioLimit.length > 0 ? Math.max(...values(ioLimit)) : null,
+  };
+}
+
+/** The run summary's view of the guard, once the job has ended. */
+function creditReport(guard: GuardState): CreditReport {
+  const { nfs, startedAt, switchedAt } = guard;
+  return {
+    ...cloudWatchTotals(guard.readings),
+    nfsMeteredBytes: nfs.readable ? Math.round(nfs.since(startedAt)) : null,
+    ...(switchedAt ? { throughputModeSwitchedAt: switchedAt } : {}),
+    checks: guard.checks,
+    seconds: Math.round((guard.options.clock.now() - startedAt) / 100) / 10,
   };
 }
