@@ -50,10 +50,9 @@ it('down unmounts everything without waiting out a restart backing off, and leav
   const { result } = run;
   expect(result.error).toBeUndefined();
   expect(result.downExit).toBe(0);
-  // The pending restart is 4-8 s away when `down` comes: finishing before 4 s shows down cancelled it rather than
-  // waited (a wall-clock bound, but one a busy machine cannot reach by accident; the figures are bench/mountpoint.ts's).
+  // The pending restart is 4-8 s away when `down` comes: the agent going from SIGTERM to exit in less shows it
+  // cancelled the backoff rather than waited it out (how fast is bench/mountpoint.ts's figure).
   expect(result.agentStopMs).toBeLessThan(4000);
-  expect(result.downMs).toBeLessThan(4000);
   expect(result.agentExit).toBe(0);
   expect(result.leftMounted).toBe(0);
   expect(result.leftProcesses).toBe(0);
