@@ -77,6 +77,12 @@ export interface JobExit {
 
 export interface RunningJob {
   readonly pid: number | undefined;
+  /**
+   * Lets CMD run. The job is started held at a gate (a shell waiting on a pipe from this process, which then
+   * execs CMD in its place), so that whatever must know its process group first (runner-watch.ts) knows it
+   * before CMD can do anything; if this process dies before opening the gate, CMD never runs.
+   */
+  openGate(): void;
   readonly exited: Promise<JobExit>;
   /** Sends a signal to the job's whole process group (the leader may be gone); false when nobody is left. */
   kill(signal: NodeJS.Signals): boolean;
@@ -88,28 +94,35 @@ export function signalNumber(signal: NodeJS.Signals): number {
   return constants.signals[signal];
 }
 
+/**
+ * The gate: wait for a line on fd 3, close it, then become CMD. EOF instead of the line means the runner died
+ * first: CMD is not run (exit status 125, never CMD's own).
+ */
+const GATE = 'read -r _ <&3 || exit 125; exec 3<&-; exec "$@"';
+
 export function startJob(
   command: string,
   args: readonly string[],
   options: { readonly env: NodeJS.ProcessEnv; readonly cwd?: string; readonly scope?: JobScope },
 ): RunningJob {
   const { scope } = options;
-  let program = command;
-  let programArgs = args;
-  if (scope) {
-    // systemd-run execs the program itself and reports a missing one as a failure of its own (status 1):
-    // find it first, so the job's status stays what a shell would give.
-    const found = findProgram(command, options.env.PATH);
-    if (typeof found !== 'string') return notStarted(found.status, found.error);
-    program = scope.systemdRun;
-    programArgs = ['--scope', '--quiet', '--collect', `--unit=${scope.unit}`, '--', found, ...args];
-  }
-  const child = spawn(program, programArgs, {
+  // Found first, so that a missing or non-executable program gets a shell's status (127/126) and a message of
+  // ours rather than the gate's or systemd-run's own failure.
+  const found = findProgram(command, options.env.PATH);
+  if (typeof found !== 'string') return notStarted(found.status, found.error);
+  // The gate comes first and closes its pipe before it execs anything, so no program (systemd-run included)
+  // has to pass the descriptor on.
+  const gatedCommand = scope
+    ? [scope.systemdRun, '--scope', '--quiet', '--collect', `--unit=${scope.unit}`, '--', found, ...args]
+    : [found, ...args];
+  const child = spawn('/bin/sh', ['-c', GATE, 'mountfleet-job', ...gatedCommand], {
     env: options.env,
     cwd: options.cwd,
-    stdio: 'inherit',
+    stdio: ['inherit', 'inherit', 'inherit', 'pipe'],
     detached: true,
   });
+  const gate = child.stdio[3] as NodeJS.WritableStream | null;
+  gate?.on('error', () => undefined); // the job may be gone before the gate opens
   let done = false;
   const exited = new Promise<JobExit>((resolve) => {
     child.once('error', (err: NodeJS.ErrnoException) => {
@@ -129,6 +142,9 @@ export function startJob(
   };
   return {
     pid: child.pid,
+    openGate() {
+      gate?.end('go\n');
+    },
     exited,
     kill(signal) {
       if (child.pid === undefined || (done && remaining().length === 0)) return false;
@@ -156,6 +172,7 @@ export function startJob(
 function notStarted(status: number, startError: string): RunningJob {
   return {
     pid: undefined,
+    openGate: () => undefined,
     exited: Promise.resolve({ status, startError }),
     kill: () => false,
     remaining: () => [],

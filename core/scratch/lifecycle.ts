@@ -327,7 +327,7 @@ async function runJob(
   const stop = stops.signal;
   phase(log, 'running', `${[request.command, ...request.args].join(' ')}`);
   const scope = systemdScopeFor(request.fleetId, request.jobId);
-  // The watcher first, so that it is armed before anyone can see the job run (runner-watch.ts).
+  // The watcher first, and the job held at its gate until the watcher knows it: CMD never runs unwatched.
   const watch = watchRunner({
     scope,
     graceSeconds: request.teardownGraceSeconds,
@@ -343,7 +343,7 @@ async function runJob(
     },
     scope,
   });
-  if (running.pid !== undefined) watch.arm(running.pid);
+  if (running.pid !== undefined) watch.arm(running.pid, () => running.openGate());
   const guard =
     request.creditGuard &&
     startCreditGuard({

@@ -5,9 +5,9 @@
  * knows about.
  *
  * So each run starts a small watcher before the job: a shell in a session of its own whose stdin is a pipe
- * from the runner. Started before the job, it is armed by the time anyone can see the job run: the runner
- * writes the job's process group to it the moment the job is spawned (a synchronous pipe write in the same
- * tick), and `done` when its own supervision is over. If the pipe closes without `done`, the runner died,
+ * from the runner. The job is spawned held at a gate (job.ts); the runner writes the job's process group to
+ * the watcher and only once that write has gone through opens the gate, so CMD never runs unwatched. The
+ * runner writes `done` when its own supervision is over. If the pipe closes without `done`, the runner died,
  * and the watcher does what the runner would have: SIGTERM to the job's process group
  * (and scope), the grace period, SIGKILL, then a lazy unmount of the run's mount — only while that mount is
  * still the one at the path (same mount id, device and mount point). The file system itself is left to the
@@ -15,9 +15,9 @@
  *
  * The watcher also inherits the run's lock descriptors (core/lock.ts), so the job id and the path stay held
  * until the job is stopped and unmounted: a retry on this instance waits for that, or is refused with the
- * holder named, instead of mounting over a job that still writes. (Were the runner killed between spawning
- * the job and that write — one synchronous step — the job would run on unwatched; its file system stays
- * mounted, so the reaper sees it in use, and no other run ever touches it: safety does not rest on the watcher.)
+ * holder named, instead of mounting over a job that still writes. Were the runner killed before opening the
+ * gate, CMD never runs (the gate sees EOF and exits). Safety does not rest on the watcher anyway: a job's file
+ * system is never touched by another run, and stays in use to the reaper while mounted.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { MountEntry } from '../mountinfo';
@@ -35,8 +35,12 @@ export interface WatchedRun {
 }
 
 export interface RunnerWatch {
-  /** The job is running as this process group: from now on the watcher stops it if the runner dies. */
-  arm(processGroup: number): void;
+  /**
+   * The job is held at its gate as this process group: the watcher stops it if the runner dies from now on.
+   * `armed` runs once the watcher has it (or could not be told: a watcher that failed to start must not hold
+   * the job back).
+   */
+  arm(processGroup: number, armed: () => void): void;
   /** The runner finished supervising the job itself (or never started one): the watcher exits untouched. */
   release(): void;
 }
@@ -98,8 +102,9 @@ export function watchRunner(run: WatchedRun): RunnerWatch {
   (watcher.stdin as unknown as { unref?: () => void } | null)?.unref?.();
   let released = false;
   return {
-    arm(processGroup) {
-      if (!released) watcher.stdin?.write(`${processGroup}\n`);
+    arm(processGroup, armed) {
+      if (released || !watcher.stdin) return armed();
+      watcher.stdin.write(`${processGroup}\n`, () => armed());
     },
     release() {
       if (released) return;

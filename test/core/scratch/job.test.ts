@@ -1,13 +1,16 @@
 /**
  * The job runner's systemd scope, through the stand-ins for systemd-run and systemctl (no systemd here; they
  * use a real cgroup v2 directory): a process that leaves the process group with setsid is still found and
- * stopped, and a missing or non-executable program keeps the status a shell would give.
+ * stopped, and a missing or non-executable program keeps the status a shell would give; and the gate a job is
+ * held at until the runner's watcher knows it.
  */
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { processGroupMembers } from '../../../core/processes';
 import { startJob, systemdScopeFor } from '../../../core/scratch/job';
+import { REPO_ROOT } from '../../support/moto';
 import { removeEmptySystemdStandinScopes, SYSTEMD_STANDIN_BIN } from '../../support/standins';
 
 const env: NodeJS.ProcessEnv = { ...process.env, MOUNTFLEET_SYSTEMD_BIN: SYSTEMD_STANDIN_BIN };
@@ -26,6 +29,7 @@ test("a process that left the process group (setsid) is still the job's, and is 
   const dir = mkdtempSync(join(tmpdir(), 'mf-job-'));
   const scope = systemdScopeFor('fleet', 'escaping', env)!;
   const job = startJob('sh', ['-c', `setsid sleep 300 & echo $! > ${dir}/escaped.pid`], { env, scope });
+  job.openGate();
   expect((await job.exited).status).toBe(0);
   const escaped = Number(readFileSync(join(dir, 'escaped.pid'), 'utf8'));
   // Once setsid has run, the process group alone has lost it.
@@ -46,7 +50,40 @@ test.each([
   chmodSync(join(dir, 'not-executable'), 0o644);
   const scope = systemdScopeFor('fleet', 'missing', env)!;
   const job = startJob(program, [], { env: { ...env, PATH: `${dir}:${env.PATH}` }, scope });
+  job.openGate();
   const exit = await job.exited;
   expect(exit.status).toBe(status);
   expect(exit.startError).toContain(program);
 });
+
+test('a job held at its gate never runs CMD when its starter dies before opening the gate', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mf-job-'));
+  try {
+    // A starter process that starts a job and is SIGKILLed before it opens the gate.
+    const code =
+      `const { startJob } = require(${JSON.stringify(join(REPO_ROOT, 'core/scratch/job.ts'))});` +
+      `const job = startJob('sh', ['-c', 'touch ${dir}/ran'], { env: process.env });` +
+      `process.stdout.write(String(job.pid), () => process.kill(process.pid, 'SIGKILL'));`;
+    const out = spawnSync(process.execPath, ['--require', 'tsx/cjs', '-e', code], { cwd: REPO_ROOT });
+    const gatePid = Number(out.stdout.toString());
+    expect(gatePid).toBeGreaterThan(0);
+    // The gate sees its pipe close without the line and exits (125) instead of becoming CMD.
+    const deadline = Date.now() + 10_000;
+    while (existsSync(`/proc/${gatePid}`) && !/^[ZX]/.test(statOf(gatePid)) && Date.now() < deadline)
+      await sleep(20);
+    expect(existsSync(`/proc/${gatePid}`) && !/^[ZX]/.test(statOf(gatePid))).toBe(false);
+    expect(existsSync(join(dir, 'ran'))).toBe(false);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/** The state letter of a process (`S`, `R`, `Z`…), '' once it is gone. */
+function statOf(pid: number): string {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2);
+  } catch {
+    return '';
+  }
+}
