@@ -17,12 +17,14 @@ import { register as registerShard } from './commands/shard';
 import { register as registerStatus } from './commands/status';
 import { register as registerTune } from './commands/tune';
 import { register as registerUp } from './commands/up';
+import { register as registerWarm } from './commands/warm';
 
 // In the order `--help` lists them: on an instance first, then operators, then planning tools.
 const COMMANDS: RegisterCommand[] = [
   registerUp,
   registerStatus,
   registerDown,
+  registerWarm,
   registerTune,
   registerScratch,
   registerReap,

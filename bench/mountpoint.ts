@@ -12,25 +12,21 @@
  * (supervise-harness.ts, the agent bundle, no delay).
  */
 import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { open, readdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { s3Client } from '../core/aws';
-import { parseAgentConfig } from '../core/config';
-import { lookupInstanceType } from '../core/mountpoint/instance-types';
-import { Supervisor } from '../core/mountpoint/supervisor';
-import { planMounts } from '../core/mountpoint/tuning';
+import { readFiles } from '../core/bench/read';
 import { runSupervise } from '../test/agent/mountpoint/supervise-harness';
-import { unshareTsxArgs } from '../test/support/mount-namespace';
-import { FaultProxy } from '../test/support/fault-proxy';
-import { MotoServer } from '../test/support/moto';
-import { emulatorMountS3, realMountpoint } from '../test/support/real-mountpoint';
+import {
+  agentProfile,
+  benchInOwnNamespace,
+  defaultsProfile,
+  withBenchRig,
+  type MountProfile,
+} from './mount-rig';
 
-const IN_NAMESPACE = 'MOUNTFLEET_BENCH_IN_NAMESPACE';
 const SMALL_BUCKET = 'bench-small';
 const SHARD_BUCKET = 'bench-shards';
 
@@ -57,69 +53,25 @@ const opt = {
   repeats: Number(values.repeats),
 };
 
-/** Mountpoint arguments (background form, after the program name) for one mount of `bucket` at `mountPoint`. */
 interface Profile {
   readonly name: string;
-  readonly args: (bucket: string, mountPoint: string, cacheDirectory: string) => string[];
-  readonly usesCache: boolean;
+  readonly forBucket: (bucket: string) => Promise<MountProfile>;
 }
 
-async function tunedProfile(): Promise<Profile> {
-  const instance = await lookupInstanceType(opt.instanceType, undefined, () => undefined);
-  return {
+const profiles: Profile[] = [
+  { name: 'Mountpoint defaults', forBucket: (bucket) => Promise.resolve(defaultsProfile(bucket)) },
+  {
     name: `tuned (${opt.instanceType})`,
-    usesCache: true,
-    args: (bucket, mountPoint, cacheDirectory) => {
-      const config = parseAgentConfig({
-        version: 1,
-        fleetId: 'bench',
-        region: 'us-east-1',
-        mounts: [{ bucket, path: mountPoint, dataset: 'immutable', cache: 'local' }],
-      });
-      const plan = planMounts({
-        config,
-        instance,
-        memory: { totalMiB: instance.memoryMiB, source: 'instance type' },
-        cacheVolume: { kind: 'root', directory: cacheDirectory, capacityMiB: 20 * 1024, reason: 'bench' },
-      });
-      return plan.mounts[0].processes[0].args;
-    },
-  };
-}
+    forBucket: (bucket) => agentProfile({ instanceType: opt.instanceType, bucket, cache: 'local' }),
+  },
+];
 
-const defaultsProfile: Profile = {
-  name: 'Mountpoint defaults',
-  usesCache: false,
-  args: (bucket, mountPoint) => [bucket, mountPoint],
-};
-
-/** Reads every file below `dir` with `readers` concurrent readers; resolves to the bytes read. */
+/** Reads every file in `dir` (flat, no stat: a lookup per file as a loader does) with `readers` readers. */
 async function readAll(dir: string, readers: number): Promise<number> {
-  const paths = (await readdir(dir)).map((f) => join(dir, f));
-  let next = 0;
-  let bytes = 0;
-  const buffer = () => Buffer.alloc(1024 * 1024);
-  await Promise.all(
-    Array.from({ length: readers }, async () => {
-      const chunk = buffer();
-      while (next < paths.length) bytes += await readFile(paths[next++], chunk);
-    }),
+  return readFiles(
+    (await readdir(dir)).map((f) => join(dir, f)),
+    readers,
   );
-  return bytes;
-}
-
-async function readFile(path: string, chunk: Buffer): Promise<number> {
-  const handle = await open(path, 'r');
-  try {
-    let total = 0;
-    for (;;) {
-      const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
-      if (bytesRead === 0) return total;
-      total += bytesRead;
-    }
-  } finally {
-    await handle.close();
-  }
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -151,19 +103,8 @@ async function seed(endpoint: string): Promise<void> {
 }
 
 async function bench(): Promise<void> {
-  const real = realMountpoint();
-  if ('skip' in real) throw new Error(real.skip);
-  process.env.AWS_REGION ??= 'us-east-1';
-  process.env.AWS_ACCESS_KEY_ID ??= 'bench';
-  process.env.AWS_SECRET_ACCESS_KEY ??= 'bench';
-  process.env.AWS_EC2_METADATA_DISABLED = 'true';
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-  const dir = mkdtempSync(join(tmpdir(), 'mountfleet-bench-mp-'));
-  const moto = await MotoServer.start();
-  const proxy = await FaultProxy.start({ target: moto.endpoint });
-  const supervisor = new Supervisor(emulatorMountS3(dir, real.binary, proxy.endpoint));
-  const say = (line: string) => process.stdout.write(`${line}\n`);
-  try {
+  await withBenchRig('mp', async ({ real, moto, proxy, mounts: rig }) => {
+    const say = (line: string) => process.stdout.write(`${line}\n`);
     const seedStarted = Date.now();
     await seed(moto.endpoint);
     say(
@@ -176,32 +117,12 @@ async function bench(): Promise<void> {
       const n = (op: string) => ops[`s3:${op}`]?.requests ?? 0;
       return `${proxy.count('s3')} (GET ${n('GetObject')}, HEAD ${n('HeadObject')}, LIST ${n('ListObjectsV2')})`;
     };
-    let run = 0;
-    /** Mounts `bucket` with the profile (as the agent's supervisor does), runs `body`, unmounts. */
-    const mounted = async <T>(profile: Profile, bucket: string, body: (path: string) => Promise<T>) => {
-      const key = `${bucket}-${run++}`;
-      const mountPoint = join(dir, 'mnt', key);
-      const cacheDirectory = join(dir, 'cache', key);
-      const args = profile.args(bucket, mountPoint, cacheDirectory);
-      const cache = args.indexOf('--cache');
-      await supervisor.start({
-        key,
-        mountPoint,
-        args,
-        environment: {},
-        ...(cache >= 0 ? { cacheDirectory: args[cache + 1] } : {}),
-      });
-      try {
-        return await body(mountPoint);
-      } finally {
-        await supervisor.stop(key);
-      }
-    };
-
-    const profiles = [defaultsProfile, await tunedProfile()];
     for (const profile of profiles) {
-      say(`\n${profile.name}: ${profile.args('bucket', '/mnt/bench', '/var/cache/bench').join(' ')}`);
-      await mounted(profile, SMALL_BUCKET, async (path) => {
+      const shown = (await profile.forBucket('bucket'))('/mnt/bench', '/var/cache/bench', '/run/bench');
+      say(`\n${profile.name}: ${shown.args.join(' ')}`);
+      const small = await profile.forBucket(SMALL_BUCKET);
+      const shards = await profile.forBucket(SHARD_BUCKET);
+      await rig.mounted(small, async (path) => {
         for (const pass of ['first pass', 'again, same mount']) {
           proxy.resetStats();
           const started = Date.now();
@@ -215,7 +136,7 @@ async function bench(): Promise<void> {
       const rates: number[] = [];
       let requests = '';
       for (let r = 0; r < opt.repeats; r++) {
-        await mounted(profile, SHARD_BUCKET, async (path) => {
+        await rig.mounted(shards, async (path) => {
           proxy.resetStats();
           const started = Date.now();
           const bytes = await readAll(path, 1);
@@ -237,26 +158,7 @@ async function bench(): Promise<void> {
       `\nsupervisor (up --supervise, 2 mounts, no delay): kill -9 -> serving ${result.restartMs} ms; ` +
         `down ${result.downMs} ms (CLI start-up included), agent signal -> exit ${result.agentStopMs} ms`,
     );
-  } finally {
-    await supervisor.stopAll();
-    await proxy.stop();
-    await moto.stop();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 }
 
-/** Mounts need root and belong in a namespace of their own; 8 readers need more than libuv's 4 threads. */
-function reexecInNamespace(): void {
-  const child = spawn('unshare', unshareTsxArgs(__filename, process.argv.slice(2)), {
-    stdio: 'inherit',
-    env: { ...process.env, [IN_NAMESPACE]: '1', UV_THREADPOOL_SIZE: '32' },
-  });
-  child.once('exit', (code) => (process.exitCode = code ?? 1));
-}
-
-if (process.env[IN_NAMESPACE]) {
-  bench().catch((e: unknown) => {
-    process.stderr.write(`${(e as Error).message}\n`);
-    process.exitCode = 1;
-  });
-} else reexecInNamespace();
+benchInOwnNamespace(__filename, bench);

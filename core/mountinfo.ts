@@ -77,3 +77,16 @@ export function sameMount(a: MountEntry, b: MountEntry): boolean {
     a.source === b.source
   );
 }
+
+/** The mount that holds `path` (an absolute, resolved path): the top-most one on the longest mount point above it. */
+export function mountHolding(
+  path: string,
+  entries: readonly MountEntry[] = readMountinfo(),
+): MountEntry | undefined {
+  let best: string | undefined;
+  for (const e of entries) {
+    const inside = e.mountPoint === '/' || path === e.mountPoint || path.startsWith(`${e.mountPoint}/`);
+    if (inside && (best === undefined || e.mountPoint.length > best.length)) best = e.mountPoint;
+  }
+  return best === undefined ? undefined : topMount(best, entries);
+}

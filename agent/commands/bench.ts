@@ -1,6 +1,7 @@
 /**
  * `mountfleet bench latency`: PUT/GET latency by object size, Standard vs Express, with CSV and SVG.
  * `mountfleet bench read`: read throughput of a mounted path (small parallel, large sequential, epochs).
+ * `mountfleet bench train`: agent/commands/bench-train.ts.
  * Logic in core/bench.
  */
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
@@ -9,6 +10,7 @@ import { join } from 'node:path';
 import { parsePositive, parseWholeNumber, UsageError } from '../args';
 import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
 import type { RegisterCommand } from '../command';
+import { addTrainCommand } from './bench-train';
 import { printJson } from '../output';
 import { latencyCsv, measureLatency, sizesUpTo, type LatencyTarget } from '../../core/bench/latency';
 import { benchRead } from '../../core/bench/read';
@@ -35,7 +37,7 @@ interface ReadFlags {
   json?: boolean;
 }
 
-export const register: RegisterCommand = (program) => {
+export const register: RegisterCommand = (program, ctx) => {
   const bench = program.command('bench').description('measure S3 request latency and mount read throughput');
 
   bench
@@ -127,6 +129,8 @@ export const register: RegisterCommand = (program) => {
       });
       if (flags.json) printJson({ path: flags.path, concurrency, results });
     });
+
+  addTrainCommand(bench, ctx);
 };
 
 /** `bench read --path DIR`: a missing or non-directory path is a typo, said before anything is read. */

@@ -31,23 +31,31 @@ export interface ReadResult {
   readonly mibPerSecond: number;
 }
 
-interface FileInfo {
+export interface FileInfo {
   readonly path: string;
   readonly size: number;
 }
 
-async function listFiles(dir: string): Promise<FileInfo[]> {
-  const files: FileInfo[] = [];
+/** Every regular file below `dir`, in path order, without a stat (a readdir's types suffice). */
+export async function listFilePaths(dir: string): Promise<string[]> {
+  const paths: string[] = [];
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     const full = join(dir, entry.name);
-    if (entry.isDirectory()) files.push(...(await listFiles(full)));
-    else if (entry.isFile()) files.push({ path: full, size: (await stat(full)).size });
+    if (entry.isDirectory()) paths.push(...(await listFilePaths(full)));
+    else if (entry.isFile()) paths.push(full);
   }
-  return files.sort((a, b) => (a.path < b.path ? -1 : 1));
+  return paths.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
-/** Reads a whole file in `block`-sized reads into one reused buffer; returns the bytes read. */
-async function readThrough(path: string, buffer: Buffer): Promise<number> {
+/** Every regular file below `dir` with its size, in path order. */
+export async function listFiles(dir: string): Promise<FileInfo[]> {
+  return Promise.all(
+    (await listFilePaths(dir)).map(async (path) => ({ path, size: (await stat(path)).size })),
+  );
+}
+
+/** Reads a whole file in `buffer`-sized reads into that one reused buffer; returns the bytes read. */
+export async function readThrough(path: string, buffer: Buffer): Promise<number> {
   const handle = await open(path, 'r');
   try {
     let total = 0;
@@ -61,24 +69,41 @@ async function readThrough(path: string, buffer: Buffer): Promise<number> {
   }
 }
 
+/**
+ * Reads every file of `paths` whole, `readers` at a time (each with its own `blockBytes` buffer), as a data
+ * loader's workers do; resolves to the bytes read.
+ */
+export async function readFiles(
+  paths: readonly string[],
+  readers: number,
+  blockBytes = 1024 * 1024,
+): Promise<number> {
+  let next = 0;
+  let bytes = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(readers, paths.length) }, async () => {
+      const buffer = Buffer.allocUnsafe(blockBytes);
+      while (next < paths.length) {
+        // Not `bytes += await ...`: that reads `bytes` before the await and loses the other workers' counts.
+        const read = await readThrough(paths[next++], buffer);
+        bytes += read;
+      }
+    }),
+  );
+  return bytes;
+}
+
 async function timedScenario(
   now: () => number,
   files: readonly FileInfo[],
   workers: number,
   blockBytes: number,
 ): Promise<{ bytes: number; seconds: number }> {
-  let next = 0;
-  let bytes = 0;
   const start = now();
-  await Promise.all(
-    Array.from({ length: Math.min(workers, files.length) }, async () => {
-      const buffer = Buffer.allocUnsafe(blockBytes);
-      while (next < files.length) {
-        // Not `bytes += await ...`: that reads `bytes` before the await and loses the other workers' counts.
-        const read = await readThrough(files[next++].path, buffer);
-        bytes += read;
-      }
-    }),
+  const bytes = await readFiles(
+    files.map((f) => f.path),
+    workers,
+    blockBytes,
   );
   return { bytes, seconds: (now() - start) / 1000 };
 }

@@ -25,3 +25,31 @@ export function answerExpressCreateSession(proxy: FaultProxy): number {
     },
   });
 }
+
+/**
+ * STAND-IN for S3 Express keeping and returning a block's checksum, where moto differs from S3. Mountpoint
+ * writes each shared-cache block with `x-amz-checksum-crc32c` (a header or a trailer) and, on a read,
+ * refuses a block whose GET does not return it (every read is then a miss). moto keeps a checksum only when
+ * the PUT also names its algorithm (`x-amz-sdk-checksum-algorithm`, which the AWS SDKs send and the CRT does
+ * not), and returns it only for `x-amz-checksum-mode: ENABLED` in capitals (the CRT sends `enabled`). Adds
+ * and rewrites those two headers on requests to `--x-s3` buckets on the way to moto.
+ */
+export function keepExpressChecksums(proxy: FaultProxy): void {
+  const toExpress = (path: string) => /^\/[^/]+--x-s3\//.test(path);
+  proxy.addHeaderRule({
+    match: (request) =>
+      request.method === 'PUT' &&
+      toExpress(request.path) &&
+      (request.headers['x-amz-checksum-crc32c'] !== undefined ||
+        String(request.headers['x-amz-trailer'] ?? '').includes('x-amz-checksum-crc32c')) &&
+      request.headers['x-amz-sdk-checksum-algorithm'] === undefined,
+    headers: { 'x-amz-sdk-checksum-algorithm': 'CRC32C' },
+  });
+  proxy.addHeaderRule({
+    match: (request) =>
+      request.method === 'GET' &&
+      toExpress(request.path) &&
+      String(request.headers['x-amz-checksum-mode'] ?? '').toUpperCase() === 'ENABLED',
+    headers: { 'x-amz-checksum-mode': 'ENABLED' },
+  });
+}

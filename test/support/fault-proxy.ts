@@ -77,6 +77,12 @@ export interface Rule {
   readonly probability?: number;
 }
 
+/** Request headers the proxy adds on the way to the emulator. */
+export interface HeaderRule {
+  readonly match: (request: RequestInfo) => boolean;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
 export interface RateLimit {
   /** Limits this service only; all requests together when unset. */
   readonly service?: ServiceName;
@@ -138,6 +144,7 @@ interface Bucket {
 
 export class FaultProxy {
   private readonly rules: ActiveRule[] = [];
+  private readonly headerRules: HeaderRule[] = [];
   private readonly buckets = new Map<string, Bucket>();
   private readonly sockets = new Set<Socket>();
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -211,8 +218,17 @@ export class FaultProxy {
   }
 
   /** Removes every rule and rate limit (statistics are kept: see resetStats). */
+  /**
+   * Adds request headers to every forwarded request `match` accepts, whatever fault rule applies: for an
+   * emulator that needs a header the real client does not send (see express-session-standin.ts).
+   */
+  addHeaderRule(rule: HeaderRule): void {
+    this.headerRules.push(rule);
+  }
+
   clear(): void {
     this.rules.length = 0;
+    this.headerRules.length = 0;
     this.buckets.clear();
   }
 
@@ -363,6 +379,7 @@ export class FaultProxy {
     record: { outcome: Outcome },
   ): Promise<void> {
     const headers: OutgoingHttpHeaders = { ...req.headers };
+    for (const rule of this.headerRules) if (rule.match(info)) Object.assign(headers, rule.headers);
     // The proxy already answered any `Expect: 100-continue`; passing it on would get a second 100.
     delete headers.expect;
     return new Promise<void>((resolve) => {

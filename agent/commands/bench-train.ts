@@ -1,0 +1,149 @@
+/**
+ * `mountfleet bench train`: a training input pipeline over a mounted path, the accelerator stood in by a
+ * fixed step time; per epoch it/s, MB/s and the data-wait share (the accelerator's idle time). Logic in
+ * core/bench/train.ts.
+ */
+import { Option, type Command } from 'commander';
+import { existsSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { parseWholeNumber, UsageError } from '../args';
+import type { CliContext } from '../command';
+import { EXIT_INTERRUPTED, interruptible } from '../interrupt';
+import { printJson } from '../output';
+import { sparkline, timelineSvg } from '../../core/bench/timeline';
+import { benchTrain, type EpochResult } from '../../core/bench/train';
+import { DataSetError, findDataSet, type SampleFormat } from '../../core/bench/train-data';
+import { mountHolding } from '../../core/mountinfo';
+
+interface TrainFlags {
+  path: string;
+  batchSize: string;
+  workers: string;
+  prefetch: string;
+  stepMs: string;
+  epochs: string;
+  sampleFormat: SampleFormat;
+  limit?: string;
+  chart?: string;
+  json?: boolean;
+}
+
+const percent = (share: number) => `${(share * 100).toFixed(0)} %`;
+
+function epochLine(r: EpochResult): string {
+  return (
+    `epoch ${r.epoch}${r.complete ? '' : ' (stopped)'}: ${r.itPerSecond.toFixed(2)} it/s, ` +
+    `${r.samplesPerSecond.toFixed(0)} samples/s, ${r.megabytesPerSecond.toFixed(1)} MB/s, ` +
+    `data wait ${percent(r.dataWaitShare)} (p50 ${r.waitMs.p50.toFixed(0)} ms, p99 ${r.waitMs.p99.toFixed(0)} ms), ` +
+    `${r.batches} batches in ${r.seconds.toFixed(1)} s` +
+    (r.s3 ? `, ${r.s3.requests} S3 requests` : '')
+  );
+}
+
+export function addTrainCommand(bench: Command, ctx: CliContext): void {
+  bench
+    .command('train')
+    .description(
+      'a training input pipeline over a mounted path (workers fill a bounded batch queue, a fixed step ' +
+        'time stands in for the accelerator): it/s, MB/s and the share of time spent waiting for data, per epoch',
+    )
+    .requiredOption('--path <dir>', 'the data set: a Mountpoint mount (or any directory)')
+    .option('--batch-size <n>', 'samples per batch', '64')
+    .option('--workers <n>', 'reader workers (a DataLoader num_workers)', '8')
+    .option('--prefetch <n>', 'batches in flight per worker (a DataLoader prefetch_factor)', '2')
+    .option('--step-ms <ms>', 'milliseconds of compute per batch (0: measure the loader alone)', '100')
+    .option('--epochs <n>', 'passes over the data set, each shuffled', '2')
+    .addOption(
+      new Option(
+        '--sample-format <format>',
+        'files: one sample per file; tar: the members of `mountfleet shard` shards',
+      )
+        .choices(['files', 'tar'])
+        .default('files'),
+    )
+    .option('--limit <n>', 'use the first N samples (tar: whole shards, until N samples are in)')
+    .option('--chart <file>', 'write the busy-per-second timeline as an SVG chart')
+    .option('--json', 'print every figure as one JSON document')
+    .action(async (flags: TrainFlags) => {
+      const batchSize = parseWholeNumber('--batch-size', flags.batchSize, { min: 1, max: 1_000_000 });
+      const workers = parseWholeNumber('--workers', flags.workers, { min: 1, max: 1024 });
+      const prefetch = parseWholeNumber('--prefetch', flags.prefetch, { min: 1, max: 1024 });
+      const stepMs = parseWholeNumber('--step-ms', flags.stepMs, { min: 0, max: 3_600_000 });
+      const epochs = parseWholeNumber('--epochs', flags.epochs, { min: 1, max: 1000 });
+      const limit =
+        flags.limit === undefined
+          ? undefined
+          : parseWholeNumber('--limit', flags.limit, { min: 1, max: 1_000_000_000 });
+      // Checked before anything is read, so a mistyped chart path does not cost the measurements.
+      if (flags.chart && !existsSync(dirname(resolve(flags.chart)))) {
+        throw new UsageError(`--chart: the directory of ${flags.chart} does not exist`);
+      }
+      const path = resolve(flags.path);
+      const dataSet = await findDataSet(path, flags.sampleFormat, limit).catch((err: unknown) => {
+        throw err instanceof DataSetError ? new UsageError(`--path: ${err.message}`) : err;
+      });
+      if (dataSet.samples === 0) {
+        throw new UsageError(
+          `--path: no samples under ${path}` +
+            (flags.sampleFormat === 'files' ? ' (no regular files)' : ' (shards.json lists no shards)'),
+        );
+      }
+      if (batchSize > dataSet.samples) {
+        throw new UsageError(
+          `--batch-size ${batchSize} is larger than the data set (${dataSet.samples} samples): lower it or add data`,
+        );
+      }
+      const mount = mountHolding(path);
+      process.stderr.write(
+        `${dataSet.samples} samples (${dataSet.format}) under ${path}` +
+          (mount ? ` on ${mount.fsType} ${mount.mountPoint}` : '') +
+          `; ${workers} workers, ${prefetch} batches each in flight, batch ${batchSize}, step ${stepMs} ms\n`,
+      );
+
+      const linesTo = flags.json ? process.stderr : process.stdout;
+      const results = await interruptible(
+        'mountfleet bench train: stopping; printing what was measured',
+        (signal) =>
+          benchTrain({
+            dataSet,
+            batchSize,
+            workers,
+            prefetch,
+            stepMs,
+            epochs,
+            signal,
+            onEpoch: (r) => {
+              linesTo.write(`${epochLine(r)}\n`);
+              process.stderr.write(`epoch ${r.epoch} busy/s ${sparkline(r.busyPercentBySecond)}\n`);
+            },
+          }),
+      );
+      // A stop ends the run early: in an epoch (reported incomplete) or between two.
+      const complete = results.length === epochs && results.every((r) => r.complete);
+      if (flags.chart) {
+        writeFileSync(
+          flags.chart,
+          timelineSvg(
+            results.map((r) => ({ label: `epoch ${r.epoch}`, busyPercentBySecond: r.busyPercentBySecond })),
+            `Consumer busy % per second: ${path}, ${dataSet.format}, batch ${batchSize}, ${workers} workers, step ${stepMs} ms`,
+          ),
+        );
+        process.stderr.write(`wrote ${flags.chart}\n`);
+      }
+      if (flags.json) {
+        printJson({
+          path,
+          ...(mount ? { mount: { mountPoint: mount.mountPoint, fsType: mount.fsType } } : {}),
+          sampleFormat: dataSet.format,
+          samples: dataSet.samples,
+          batchSize,
+          workers,
+          prefetch,
+          stepMs,
+          complete,
+          epochs: results,
+        });
+      }
+      if (!complete) ctx.exitCode = EXIT_INTERRUPTED;
+    });
+}
