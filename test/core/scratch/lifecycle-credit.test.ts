@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import { EFSClient } from '@aws-sdk/client-efs';
 import { clientConfig, cloudWatchClient, ec2Client } from '../../../core/aws';
 import { runScratchJob, type ScratchRunRequest } from '../../../core/scratch/lifecycle';
-import { MOUNT_HELPER_STANDIN } from '../../agent/scratch/harness';
 import { useEmulator } from '../../support/emulator';
 import { useFaultProxy } from '../../support/fault-proxy';
 import { createNetwork, type TestNetwork } from '../../support/fixtures';
+import { scratchRunRequest } from './run-request';
 
 describe('runScratchJob with the credit guard (emulator)', () => {
   const emu = useEmulator();
@@ -24,30 +24,15 @@ describe('runScratchJob with the credit guard (emulator)', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  const request = (overrides: Partial<ScratchRunRequest> = {}): ScratchRunRequest => ({
-    efs: new EFSClient(clientConfig({ maxAttempts: 1 })),
-    placement: {
-      instanceId: 'i-0123456789abcdef0',
-      availabilityZone: net.subnets[0].availabilityZone,
-      availabilityZoneId: net.subnets[0].availabilityZoneId,
-    },
-    fleetId: 'f1',
-    jobId: 'j1',
-    path: join(dir, 'scratch'),
-    subnetId: net.subnets[0].subnetId,
-    securityGroupId: net.securityGroupId,
-    teardownGraceSeconds: 1,
-    command: 'true',
-    args: [],
-    mountHelper: MOUNT_HELPER_STANDIN,
-    log: (line) => log.push(line),
-    creditGuard: {
-      cloudwatch: cloudWatchClient({ maxAttempts: 1 }),
-      intervalSeconds: 60,
-      onCreditLow: 'warn',
-    },
-    ...overrides,
-  });
+  const request = (overrides: Partial<ScratchRunRequest> = {}): ScratchRunRequest =>
+    scratchRunRequest(new EFSClient(clientConfig({ maxAttempts: 1 })), net, dir, log, {
+      creditGuard: {
+        cloudwatch: cloudWatchClient({ maxAttempts: 1 }),
+        intervalSeconds: 60,
+        onCreditLow: 'warn',
+      },
+      ...overrides,
+    });
 
   it('reports what the guard measured, after one last read of CloudWatch', async () => {
     const result = await runScratchJob(request());

@@ -10,9 +10,9 @@ import { runScratchJob, type ScratchRunRequest } from '../../../core/scratch/lif
 import { isMounted } from '../../../core/scratch/mount';
 import { creationToken } from '../../../core/scratch/naming';
 import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE, TAG_RUN } from '../../../core/tags';
-import { MOUNT_HELPER_STANDIN } from '../../agent/scratch/harness';
 import { useEmulator } from '../../support/emulator';
 import { FaultProxy } from '../../support/fault-proxy';
+import { scratchRunRequest } from './run-request';
 import { createNetwork, createScratchFileSystem, type TestNetwork } from '../../support/fixtures';
 
 describe('runScratchJob (emulator)', () => {
@@ -35,25 +35,14 @@ describe('runScratchJob (emulator)', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  const request = (overrides: Partial<ScratchRunRequest> = {}): ScratchRunRequest => ({
-    efs: new EFSClient({ ...clientConfig({ maxAttempts: 1 }), endpoint: proxy.endpoint }),
-    placement: {
-      instanceId: 'i-0123456789abcdef0',
-      availabilityZone: net.subnets[0].availabilityZone,
-      availabilityZoneId: net.subnets[0].availabilityZoneId,
-    },
-    fleetId: 'f1',
-    jobId: 'j1',
-    path: join(dir, 'scratch'),
-    subnetId: net.subnets[0].subnetId,
-    securityGroupId: net.securityGroupId,
-    teardownGraceSeconds: 1,
-    command: 'true',
-    args: [],
-    mountHelper: MOUNT_HELPER_STANDIN,
-    log: (line) => log.push(line),
-    ...overrides,
-  });
+  const request = (overrides: Partial<ScratchRunRequest> = {}): ScratchRunRequest =>
+    scratchRunRequest(
+      new EFSClient({ ...clientConfig({ maxAttempts: 1 }), endpoint: proxy.endpoint }),
+      net,
+      dir,
+      log,
+      overrides,
+    );
   const fileSystems = async () =>
     (await efsClient({ maxAttempts: 1 }).send(new DescribeFileSystemsCommand({}))).FileSystems ?? [];
   const mountTargetsOf = async (fileSystemId: string) =>
