@@ -148,7 +148,9 @@ async function holdPath(
     });
     if (registry.status === 'busy') {
       throw new ScratchInUseError(
-        `the scratch path registry ${join(dir, 'paths.lock')} stayed locked for ${REGISTRY_WAIT_SECONDS} s`,
+        `the scratch path registry ${join(dir, 'paths.lock')} stayed locked for ${REGISTRY_WAIT_SECONDS} s ` +
+          `(held by ${describeHolder(registry.holder)}, a run that is stuck while it checks its path): ` +
+          'retry once it is gone, or stop it',
       );
     }
     let inTheWay: { file: string; holder: string; nested: boolean } | undefined;
@@ -167,8 +169,10 @@ async function holdPath(
     }
     const secondsLeft = Math.floor((deadline - Date.now()) / 1000);
     if (secondsLeft > 0 && !options.signal?.aborted) {
+      // Waiting on the other run's file, not taking its place: no holder record of ours goes into it.
       const waited = await acquireLock(inTheWay.file, {
         ...options,
+        holder: '',
         waitSeconds: Math.min(secondsLeft, 86_400),
       });
       if (waited.status === 'held') {
