@@ -59,8 +59,21 @@ export type ReaperMetricName = (typeof REAPER_METRIC_NAMES)[number];
  */
 export const MOUNTPOINT_FLEET_DIMENSION = 'AutoScalingGroupName';
 
-/** Where the local CloudWatch agent receives OTLP: every Mountpoint process's `--otlp-endpoint`. */
+/** Where the local CloudWatch agent receives OTLP: the agent's metrics relay passes every export on to it. */
 export const OTLP_ENDPOINT = 'http://127.0.0.1:4318';
+
+/**
+ * Where the agent's metrics relay listens (MOUNTFLEET_METRICS_RELAY moves it; port 0 takes any free one).
+ * Each Mountpoint process exports to its own path there, so the agent can count S3 requests per mount;
+ * the relay passes every export on to OTLP_ENDPOINT unchanged. When the port is taken, the agent has the
+ * processes export to OTLP_ENDPOINT directly and counts nothing.
+ */
+export const METRICS_RELAY_ENDPOINT = 'http://127.0.0.1:4319';
+
+/** One process's `--otlp-endpoint` on the relay; Mountpoint appends `/v1/metrics`. */
+export function relayProcessEndpoint(relay: string, mountName: string, role: string): string {
+  return `${relay}/mounts/${encodeURIComponent(mountName)}/${encodeURIComponent(role)}`;
+}
 
 /**
  * Mountpoint's `--otlp-export-interval`: it sends nothing at exit, so a stop loses at most this much of

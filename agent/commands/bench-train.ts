@@ -9,11 +9,13 @@ import { dirname, resolve } from 'node:path';
 import { parseWholeNumber, UsageError } from '../args';
 import type { CliContext } from '../command';
 import { EXIT_INTERRUPTED, interruptible } from '../interrupt';
-import { printJson } from '../output';
+import { printJson, s3Phrase } from '../output';
 import { sparkline, timelineSvg } from '../../core/bench/timeline';
 import { benchTrain, type EpochResult } from '../../core/bench/train';
 import { DataSetError, findDataSet, type SampleFormat } from '../../core/bench/train-data';
 import { mountHolding } from '../../core/mountinfo';
+import { agentS3Counter, type S3CountSource } from '../../core/mountpoint/agent-mount-metrics';
+import { agentPaths } from '../../core/mountpoint/paths';
 
 interface TrainFlags {
   path: string;
@@ -36,7 +38,7 @@ function epochLine(r: EpochResult): string {
     `${r.samplesPerSecond.toFixed(0)} samples/s, ${r.megabytesPerSecond.toFixed(1)} MB/s, ` +
     `data wait ${percent(r.dataWaitShare)} (p50 ${r.waitMs.p50.toFixed(0)} ms, p99 ${r.waitMs.p99.toFixed(0)} ms), ` +
     `${r.batches} batches in ${r.seconds.toFixed(1)} s` +
-    (r.s3 ? `, ${r.s3.requests} S3 requests` : '')
+    (r.s3 ? `, ${s3Phrase(r.s3)}` : '')
   );
 }
 
@@ -101,10 +103,23 @@ export function addTrainCommand(bench: Command, ctx: CliContext): void {
       );
 
       const linesTo = flags.json ? process.stderr : process.stdout;
+      let s3Source: S3CountSource | undefined;
       const results = await interruptible(
         'mountfleet bench train: stopping; printing what was measured',
-        (signal) =>
-          benchTrain({
+        (signal) => {
+          const s3 = agentS3Counter(
+            path,
+            agentPaths().runDir,
+            (reason) => process.stderr.write(`S3 requests: not counted: ${reason}\n`),
+            signal,
+          );
+          s3Source = s3.source;
+          if ('agentMount' in s3.source)
+            process.stderr.write(
+              `S3 requests: from Mountpoint's metrics via the agent (mount ${s3.source.agentMount}); ` +
+                "between epochs the run waits for Mountpoint's next metrics export\n",
+            );
+          return benchTrain({
             dataSet,
             batchSize,
             workers,
@@ -112,11 +127,13 @@ export function addTrainCommand(bench: Command, ctx: CliContext): void {
             stepMs,
             epochs,
             signal,
+            s3Counter: s3.read,
             onEpoch: (r) => {
               linesTo.write(`${epochLine(r)}\n`);
               process.stderr.write(`epoch ${r.epoch} busy/s ${sparkline(r.busyPercentBySecond)}\n`);
             },
-          }),
+          }).finally(() => (s3Source = s3.source));
+        },
       );
       // A stop ends the run early: in an epoch (reported incomplete) or between two.
       const complete = results.length === epochs && results.every((r) => r.complete);
@@ -141,6 +158,7 @@ export function addTrainCommand(bench: Command, ctx: CliContext): void {
           prefetch,
           stepMs,
           complete,
+          s3Counts: s3Source,
           epochs: results,
         });
       }

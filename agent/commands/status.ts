@@ -1,6 +1,8 @@
 /** `mountfleet status [--json]`: the running agent's mounts, active paths, cache zone health and switch counts. */
 import type { RegisterCommand } from '../command';
-import { printJson } from '../output';
+import { printJson, s3Phrase } from '../output';
+import { mountS3Count } from '../../core/mountpoint/agent-mount-metrics';
+import type { ProcessMetrics } from '../../core/mountpoint/mountpoint-counters';
 import { agentPaths } from '../../core/mountpoint/paths';
 import { agentProcessStatus, readState, StateFileError } from '../../core/mountpoint/state';
 
@@ -40,11 +42,21 @@ export const register: RegisterCommand = (program, ctx) => {
               (m.failover
                 ? `  switches to-direct=${m.switches.toDirect} to-express=${m.switches.toExpress}`
                 : '') +
-              `  ${m.processes.map((p) => `${p.role}:${p.running ? 'up' : 'down'}${p.restarts ? `(restarts ${p.restarts})` : ''}`).join(' ')}`,
+              `  ${m.processes.map((p) => `${p.role}:${p.running ? 'up' : 'down'}${p.restarts ? `(restarts ${p.restarts})` : ''}`).join(' ')}` +
+              s3Line(m.processes.map((p) => p.metrics).filter((x): x is ProcessMetrics => x !== undefined)),
           ),
+          ...(state.metricsRelay && 'unavailable' in state.metricsRelay
+            ? [`S3 requests not counted: ${state.metricsRelay.unavailable}`]
+            : []),
         ];
         process.stdout.write(`${lines.join('\n')}\n`);
       }
       if (!running) ctx.exitCode = 3;
     });
 };
+
+/** The mount's counts since the agent started, when it counts them. */
+function s3Line(metrics: readonly ProcessMetrics[]): string {
+  if (metrics.length === 0) return '';
+  return `\n    since ${metrics[0].since}: ${s3Phrase(mountS3Count(metrics))}`;
+}

@@ -82,6 +82,7 @@ export const register: RegisterCommand = (program, ctx) => {
         unitDir: paths.unitDir,
         cloudWatchAgentConfigFile: paths.cloudWatchAgentConfigFile,
         metricsLogFile: paths.metricsLogFile,
+        metricsRelay: paths.metricsRelay,
         expressClient: () => s3ExpressClient({ maxAttempts: 1, connectionTimeoutMs: 1000 }),
         log,
       };

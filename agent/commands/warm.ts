@@ -6,7 +6,9 @@ import { resolve } from 'node:path';
 import { parseWholeNumber, UsageError } from '../args';
 import type { RegisterCommand } from '../command';
 import { EXIT_INTERRUPTED, interruptible } from '../interrupt';
-import { printJson } from '../output';
+import { printJson, s3Phrase } from '../output';
+import { agentS3Counter, s3CountBetween } from '../../core/mountpoint/agent-mount-metrics';
+import { agentPaths } from '../../core/mountpoint/paths';
 import {
   mountCaches,
   SHARED_CACHE_MAX_OBJECT_BYTES,
@@ -117,6 +119,11 @@ export const register: RegisterCommand = (program, ctx) => {
           flags.manifest ? `--manifest: ${flags.manifest} lists no files` : `--path: no files under ${path}`,
         );
       }
+      // Counted from the files' look-ups on (the listing is left out, so bad input is refused at once).
+      const s3 = agentS3Counter(path, agentPaths().runDir, (reason) =>
+        process.stderr.write(`warm: S3 requests not counted: ${reason}\n`),
+      );
+      const s3Before = await s3.read();
       const files = await sizeFiles(paths, parallel).catch((err: NodeJS.ErrnoException) => {
         if (err.code !== 'ENOENT') throw err;
         throw new UsageError(
@@ -132,12 +139,22 @@ export const register: RegisterCommand = (program, ctx) => {
         warm({ files, parallel, signal, onProgress: progress.update }).finally(progress.end),
       );
       for (const f of result.failed) process.stderr.write(`warm: ${f.path}: ${f.error}\n`);
+      const s3After = s3Before && result.complete ? await s3.read() : undefined;
+      const s3Count = s3Before && s3After ? s3CountBetween(s3Before, s3After) : undefined;
       if (flags.json) {
-        printJson({ path, ...result, ...(caches ? { mount: caches } : {}), notes });
+        printJson({
+          path,
+          ...result,
+          ...(s3Count ? { s3: s3Count } : {}),
+          s3Counts: s3.source,
+          ...(caches ? { mount: caches } : {}),
+          notes,
+        });
       } else {
         process.stdout.write(
           `warmed ${result.files} files, ${(result.bytes / 1e6).toFixed(1)} MB in ${result.seconds.toFixed(1)} s ` +
             `(${result.megabytesPerSecond.toFixed(1)} MB/s)` +
+            (s3Count ? `, ${s3Phrase(s3Count)}` : '') +
             (result.failed.length ? `; ${result.failed.length} failed` : '') +
             (result.complete ? '' : `; stopped after ${result.files} of ${result.totalFiles}`) +
             '\n',

@@ -10,6 +10,7 @@ import { percentile } from './stats';
 import { busyPercentBySecond, type Interval } from './timeline';
 import { readShard, type DataSet } from './train-data';
 import { systemClock, type Clock } from '../clock';
+import { s3CountBetween, type S3Count } from '../mountpoint/agent-mount-metrics';
 
 export interface TrainOptions {
   readonly dataSet: DataSet;
@@ -26,13 +27,13 @@ export interface TrainOptions {
   readonly signal?: AbortSignal;
   /** High-resolution milliseconds and the step's wait. @default performance.now and timers */
   readonly clock?: Clock;
-  /** S3 counters read at each epoch's start and end (the bench's proxy, say); their difference is reported. */
-  readonly s3Counter?: () => S3Count | Promise<S3Count>;
+  /**
+   * S3 counters (the agent's Mountpoint metrics, the bench's proxy), read before the first epoch and after
+   * each; their differences are reported per epoch. A reading's own time is not part of any epoch. A
+   * reading of undefined (the counter became unavailable) ends the counting.
+   */
+  readonly s3Counter?: () => S3Count | undefined | Promise<S3Count | undefined>;
   readonly onEpoch?: (result: EpochResult) => void;
-}
-
-export interface S3Count {
-  readonly requests: number;
 }
 
 export interface EpochResult {
@@ -152,7 +153,13 @@ function startWorkers(
   });
 }
 
-async function runEpoch(o: TrainOptions, epoch: number, clock: Clock): Promise<EpochResult> {
+/** One epoch; `s3Before` is the counter's reading before it, and the result carries the one after it. */
+async function runEpoch(
+  o: TrainOptions,
+  epoch: number,
+  clock: Clock,
+  s3Before: S3Count | undefined,
+): Promise<{ result: EpochResult; s3After?: S3Count }> {
   const queue = new BatchQueue(o.prefetch * o.workers, o.workers);
   // Workers stop with the run, or when one of them fails (the others would wait for slots for ever).
   const stop = new AbortController();
@@ -161,7 +168,6 @@ async function runEpoch(o: TrainOptions, epoch: number, clock: Clock): Promise<E
     queue.fail(new Error('stopped'));
   };
   o.signal?.addEventListener('abort', onAbort, { once: true });
-  const s3Before = await o.s3Counter?.();
   let bytes = 0;
   const started = clock.now();
   const workers = startWorkers(o, epoch, queue, stop.signal, (n) => (bytes += n));
@@ -203,11 +209,12 @@ async function runEpoch(o: TrainOptions, epoch: number, clock: Clock): Promise<E
   await settled;
   if (!aborted(o.signal)) failure ??= workerFailure?.error;
   if (failure) throw failure;
-  const s3After = await o.s3Counter?.();
+  // A stop skips the reading: it may wait for Mountpoint's next export.
+  const s3After = s3Before && !aborted(o.signal) ? await o.s3Counter?.() : undefined;
   const seconds = elapsedMs / 1000;
   const sorted = [...waits].sort((a, b) => a - b);
   const waited = waits.reduce((a, b) => a + b, 0);
-  return {
+  const result: EpochResult = {
     epoch,
     complete: !aborted(o.signal),
     batches,
@@ -221,16 +228,19 @@ async function runEpoch(o: TrainOptions, epoch: number, clock: Clock): Promise<E
     dataWaitShare: elapsedMs > 0 ? Math.min(1, waited / elapsedMs) : 0,
     waitMs: { p50: percentile(sorted, 50) || 0, p99: percentile(sorted, 99) || 0, max: sorted.at(-1) ?? 0 },
     busyPercentBySecond: busyPercentBySecond(busy, elapsedMs),
-    ...(s3Before && s3After ? { s3: { requests: s3After.requests - s3Before.requests } } : {}),
+    ...(s3Before && s3After ? { s3: s3CountBetween(s3Before, s3After) } : {}),
   };
+  return { result, ...(s3After ? { s3After } : {}) };
 }
 
 /** Runs the epochs in turn; a stop ends the run after reporting the epoch it interrupted. */
 export async function benchTrain(o: TrainOptions): Promise<EpochResult[]> {
   const clock = o.clock ?? highResolutionClock;
   const results: EpochResult[] = [];
+  let s3 = await o.s3Counter?.();
   for (let epoch = 1; epoch <= o.epochs && !aborted(o.signal); epoch++) {
-    const result = await runEpoch(o, epoch, clock);
+    const { result, s3After } = await runEpoch(o, epoch, clock, s3);
+    s3 = s3After;
     results.push(result);
     o.onEpoch?.(result);
   }

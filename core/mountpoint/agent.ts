@@ -9,6 +9,8 @@ import { dirname, join } from 'node:path';
 import { systemClock, type Clock } from '../clock';
 import { cacheUsesExpress, type AgentConfig } from '../config';
 import type { InstanceIdentity } from '../imds';
+import { OTLP_ENDPOINT } from '../metrics';
+import type { MetricPoint } from '../otlp';
 import { topMount } from '../mountinfo';
 import { processAlive, processStartTime } from '../processes';
 import { prepareCacheVolume } from './cache-volume-setup';
@@ -16,6 +18,8 @@ import { execCommand, type CommandRunner } from './command-runner';
 import { probeExpressBucket, type ProbeResult } from './express-probe';
 import type { HostFacts } from './host-facts';
 import type { InstanceTypeFacts } from './instance-type-facts';
+import { MetricsRelay } from './metrics-relay';
+import { MountpointCounters } from './mountpoint-counters';
 import { statePath, writeState, type AgentState, type MountState } from './state';
 import { appendMetric } from './switch-metric';
 import { PathSwitcher } from './switcher';
@@ -36,6 +40,8 @@ export interface AgentOptions {
   readonly cloudWatchAgentConfigFile: string;
   /** EMF lines (switch counts) for the CloudWatch agent to ship. */
   readonly metricsLogFile: string;
+  /** Where the metrics relay listens (METRICS_RELAY_ENDPOINT; port 0: any free port). */
+  readonly metricsRelay: string;
   /** Called at most once per agent: the one client serves the pre-mount probe and every watchdog probe. */
   readonly expressClient: () => S3Client;
   readonly run?: CommandRunner;
@@ -65,29 +71,47 @@ export class MountAgent {
   private lastChangeAt?: string;
   private readonly expressBucket?: string;
   private readonly expressClient?: S3Client;
+  /** Each process's metric totals (key `<mount name>/<role>`), while the relay listens. */
+  private readonly counters = new Map<string, MountpointCounters>();
 
-  /** Creates the Express client (when a mount uses the cache), probes the zone once, then plans. */
+  /**
+   * Starts the metrics relay (or notes why not), creates the Express client when a mount uses the cache
+   * and probes the zone once, then plans.
+   */
   static async create(o: AgentOptions): Promise<MountAgent> {
+    const relay = await startRelay(o, (key, points) => agent.recordMetrics(key, points));
     const bucket = o.config.expressCache?.buckets[o.identity.availabilityZoneId];
     const wanted = o.config.mounts.some((m) => cacheUsesExpress(m.cache));
-    if (!bucket || !wanted) return new MountAgent(o);
-    // One client for the agent's life: a new one per probe would redo TLS and, on S3 Express,
-    // CreateSession inside every probe's time budget.
-    const client = o.expressClient();
-    const probe = await probeExpressBucket(client, bucket, o.config.expressCache!.probeTimeoutMs, o.clock);
-    return new MountAgent(o, { probe, client });
+    let express: { readonly probe: ProbeResult; readonly client: S3Client } | undefined;
+    if (bucket && wanted) {
+      // One client for the agent's life: a new one per probe would redo TLS and, on S3 Express,
+      // CreateSession inside every probe's time budget.
+      const client = o.expressClient();
+      try {
+        express = {
+          probe: await probeExpressBucket(client, bucket, o.config.expressCache!.probeTimeoutMs, o.clock),
+          client,
+        };
+      } catch (e) {
+        await relay.running?.stop();
+        throw e;
+      }
+    }
+    // Assigned before any process starts, so before the relay can receive an export.
+    const agent: MountAgent = new MountAgent(o, relay, express);
+    return agent;
   }
 
   private constructor(
     private readonly o: AgentOptions,
+    private readonly relay: RelayOutcome,
     express?: { readonly probe: ProbeResult; readonly client: S3Client },
   ) {
     const initialProbe = express?.probe;
     this.expressClient = express?.client;
     this.run = o.run ?? execCommand;
     this.clock = o.clock ?? systemClock;
-    this.log =
-      o.log ?? ((e) => process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...e })}\n`));
+    this.log = o.log ?? jsonLines;
     this.startedAt = new Date(this.clock.now()).toISOString();
     this.plan = planMounts({
       config: o.config,
@@ -97,8 +121,14 @@ export class MountAgent {
       azId: o.identity.availabilityZoneId,
       interfaces: o.host.interfaces,
       runDir: o.runDir,
+      metricsRelay: relay.running?.endpoint ?? null,
       ...(initialProbe ? { expressProbe: initialProbe } : {}),
     });
+    if (relay.running) {
+      for (const m of this.plan.mounts)
+        for (const p of m.processes)
+          this.counters.set(`${m.name}/${p.role}`, new MountpointCounters(this.startedAt));
+    }
     this.expressBucket = this.plan.mounts.find((m) => m.failover)?.expressBucket;
     if (initialProbe) this.lastProbe = { at: this.startedAt, result: initialProbe };
     if (o.mode === 'supervise') {
@@ -216,6 +246,7 @@ export class MountAgent {
       }
     }
     this.expressClient?.destroy();
+    await this.relay.running?.stop();
     rmSync(statePath(this.o.runDir), { force: true });
     this.log({ event: 'stopped' });
   }
@@ -320,6 +351,17 @@ export class MountAgent {
     this.saveState();
   }
 
+  /** One export of one process, from the relay: added to its totals, which the state file then shows. */
+  private recordMetrics(processKey: string, points: readonly MetricPoint[]): void {
+    const counters = this.counters.get(processKey);
+    if (!counters) {
+      this.log({ event: 'metrics-from-unknown-process', process: processKey });
+      return;
+    }
+    counters.record(points);
+    this.saveState();
+  }
+
   saveState(): void {
     const state: AgentState = {
       version: 1,
@@ -341,6 +383,9 @@ export class MountAgent {
             },
           }
         : {}),
+      metricsRelay: this.relay.running
+        ? { endpoint: this.relay.running.endpoint }
+        : { unavailable: this.relay.unavailable },
       mounts: this.mounts.map((m) => ({
         name: m.plan.name,
         path: m.plan.mount.path,
@@ -350,6 +395,7 @@ export class MountAgent {
         active: this.active(m),
         processes: m.plan.processes.map((p) => {
           const pid = this.supervisor?.pid(`${m.plan.name}/${p.role}`);
+          const metrics = this.counters.get(`${m.plan.name}/${p.role}`);
           return {
             role: p.role,
             mountPoint: p.mountPoint,
@@ -358,6 +404,7 @@ export class MountAgent {
             running:
               m.running.has(p.role) && Boolean(topMount(p.mountPoint)) && (pid ? processAlive(pid) : true),
             restarts: this.supervisor?.restarts(`${m.plan.name}/${p.role}`) ?? 0,
+            ...(metrics ? { metrics: metrics.snapshot() } : {}),
           };
         }),
         switches: { ...m.switches },
@@ -368,4 +415,38 @@ export class MountAgent {
   }
 }
 
+/** The default event log: one JSON line per event on stderr. */
+const jsonLines = (e: Record<string, unknown>) =>
+  process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...e })}\n`);
+
 const pick = (r: ProbeResult) => ({ healthy: r.healthy, detail: r.detail, latencyMs: r.latencyMs });
+
+/** The metrics relay, listening; or why it is not (the processes then export straight to the CloudWatch agent). */
+type RelayOutcome =
+  | { readonly running: MetricsRelay; readonly unavailable?: undefined }
+  | { readonly running?: undefined; readonly unavailable: string };
+
+async function startRelay(
+  o: AgentOptions,
+  onExport: (processKey: string, points: readonly MetricPoint[]) => void,
+): Promise<RelayOutcome> {
+  const log = o.log ?? jsonLines;
+  try {
+    const running = await MetricsRelay.start({
+      listen: o.metricsRelay,
+      upstream: OTLP_ENDPOINT,
+      onExport,
+      log,
+    });
+    log({ event: 'metrics-relay', endpoint: running.endpoint, upstream: OTLP_ENDPOINT });
+    return { running };
+  } catch (e) {
+    const unavailable = `cannot listen on ${o.metricsRelay}: ${(e as Error).message}`;
+    log({
+      event: 'metrics-relay-unavailable',
+      reason: unavailable,
+      effect: `Mountpoint exports straight to the CloudWatch agent at ${OTLP_ENDPOINT}; no per-mount counts in status`,
+    });
+    return { unavailable };
+  }
+}

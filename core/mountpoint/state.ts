@@ -2,6 +2,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { processAlive, processStartTime } from '../processes';
+import type { ProcessMetrics } from './mountpoint-counters';
 import type { ProcessRole } from './tuning';
 
 export interface ProcessState {
@@ -11,6 +12,8 @@ export interface ProcessState {
   readonly pid?: number;
   readonly running: boolean;
   readonly restarts: number;
+  /** The process's own metrics, added up by the agent's relay; absent when the relay is not in use. */
+  readonly metrics?: ProcessMetrics;
 }
 
 export interface MountState {
@@ -54,6 +57,8 @@ export interface AgentState {
     };
     readonly lastChangeAt?: string;
   };
+  /** The agent's metrics relay: where it listens, or why it does not (then no process has `metrics`). */
+  readonly metricsRelay?: { readonly endpoint: string } | { readonly unavailable: string };
   readonly mounts: readonly MountState[];
 }
 

@@ -144,15 +144,28 @@ export function cacheVolumeDecision(instance: InstanceTypeFacts, cacheVolume: Ca
   };
 }
 
-/** Metrics: every process exports OTLP to the local CloudWatch agent, often enough that a stop loses little. */
-export function metricsDecisions(): Decision[] {
+/**
+ * Metrics: every process exports OTLP, through the agent's relay (`relay`, null when it could not listen)
+ * to the local CloudWatch agent, often enough that a stop loses little.
+ */
+export function metricsDecisions(relay: string | null): Decision[] {
+  const cloudWatch = `the local CloudWatch agent, which publishes them to the ${MOUNTPOINT_METRICS_NAMESPACE} namespace`;
   return [
-    {
-      setting: '--otlp-endpoint',
-      value: OTLP_ENDPOINT,
-      reason: `Mountpoint metrics (cache hits, S3 latency and errors) go to the local CloudWatch agent, which publishes them to the ${MOUNTPOINT_METRICS_NAMESPACE} namespace`,
-      fact: 'reference: --otlp-endpoint stable since 1.21.0; CloudWatch agent >= 1.300060.0 listens on 127.0.0.1:4318',
-    },
+    relay
+      ? {
+          setting: '--otlp-endpoint',
+          value: `${relay}/mounts/<mount>/<role>`,
+          reason:
+            `Mountpoint metrics (S3 requests, cache hits, latency and errors) go to the agent's relay, one path per process, which counts them per mount ` +
+            `(status --json, bench train, warm) and passes each export on unchanged to ${cloudWatch} at ${OTLP_ENDPOINT}; Mountpoint's exports carry no mount of their own`,
+          fact: 'reference: --otlp-endpoint stable since 1.21.0, Mountpoint appends /v1/metrics to the path; CloudWatch agent >= 1.300060.0 listens on 127.0.0.1:4318',
+        }
+      : {
+          setting: '--otlp-endpoint',
+          value: OTLP_ENDPOINT,
+          reason: `Mountpoint metrics go straight to ${cloudWatch}; the agent's relay could not listen, so nothing is counted per mount`,
+          fact: 'reference: --otlp-endpoint stable since 1.21.0; CloudWatch agent >= 1.300060.0 listens on 127.0.0.1:4318',
+        },
     {
       setting: '--otlp-export-interval',
       value: `${OTLP_EXPORT_INTERVAL_SECONDS} s`,

@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import { cacheUsesExpress, cacheUsesLocal, mountReplacesObjects, type MountConfig } from '../config';
-import { OTLP_ENDPOINT, OTLP_EXPORT_INTERVAL_SECONDS } from '../metrics';
+import { OTLP_ENDPOINT, OTLP_EXPORT_INTERVAL_SECONDS, relayProcessEndpoint } from '../metrics';
 import {
   renderCommandLine,
   type MetadataTtl,
@@ -33,6 +33,8 @@ export interface SharedSettings {
   readonly localShareMiB: number;
   readonly localMounts: number;
   readonly runDir: string;
+  /** Where each process exports its metrics: the agent's relay, or null for the CloudWatch agent directly. */
+  readonly metricsRelay: string | null;
   /** Collects the flags the pinned release lacks, with the first release that has each. */
   readonly omitted: Map<RenderedFlag, string>;
 }
@@ -186,7 +188,6 @@ function baseOptions(input: TuningInput, mount: MountConfig, shared: SharedSetti
     memoryTargetMiB: shared.memoryTargetMiB,
     metadataTtl: ttl,
     bind: shared.bind,
-    otlpEndpoint: OTLP_ENDPOINT,
     otlpExportIntervalSeconds: OTLP_EXPORT_INTERVAL_SECONDS,
   } satisfies Partial<MountpointOptions>;
 }
@@ -216,7 +217,9 @@ function mountProcesses(
       cacheVolume.kind !== 'none' && m.localMiB
         ? { cacheDirectory: join(cacheVolume.directory, m.name, role) }
         : {};
-    const options: MountpointOptions = { ...m.base, ...cacheDirectory, ...extra, mountPoint };
+    const relay = m.shared.metricsRelay;
+    const otlpEndpoint = relay ? relayProcessEndpoint(relay, m.name, role) : OTLP_ENDPOINT;
+    const options: MountpointOptions = { ...m.base, ...cacheDirectory, ...extra, otlpEndpoint, mountPoint };
     const rendered = renderCommandLine(options, version);
     rendered.omitted.forEach((o) => m.shared.omitted.set(o.flag, o.since));
     processes.push({ role, mountPoint, options, args: rendered.args, environment: env });

@@ -20,6 +20,11 @@ export interface TuningInput {
   /** Result of the pre-mount probe of the zone's Express bucket; undefined when not probed. */
   readonly expressProbe?: { readonly healthy: boolean; readonly detail: string };
   readonly runDir?: string;
+  /**
+   * The agent's metrics relay each process exports to (a path per process), or null to export straight to
+   * the CloudWatch agent (the relay could not listen). @default METRICS_RELAY_ENDPOINT
+   */
+  readonly metricsRelay?: string | null;
 }
 
 export interface Decision {

@@ -5,6 +5,7 @@
  * mount's (tuning-mount.ts: access, metadata TTL, local and Express cache, processes).
  */
 import { cacheUsesLocal } from '../config';
+import { METRICS_RELAY_ENDPOINT } from '../metrics';
 import type { RenderedFlag } from './command-line';
 import { DEFAULT_RUN_DIR } from './paths';
 import {
@@ -39,6 +40,7 @@ export function planMounts(input: TuningInput): TuningPlan {
   const { config, instance, memory, cacheVolume } = input;
   const mounts = config.mounts;
 
+  const metricsRelay = input.metricsRelay === undefined ? METRICS_RELAY_ENDPOINT : input.metricsRelay;
   const network = planNetwork(instance, input.interfaces, mounts.length);
   const processCount = mounts.reduce((n, m) => n + (failoverFor(input, m) ? 2 : 1), 0);
   const mem = memoryTargetFor(network.perMountGbps, memory.totalMiB, processCount);
@@ -46,7 +48,7 @@ export function planMounts(input: TuningInput): TuningPlan {
     ...network.decisions,
     ...(processCount > 0 ? [memoryDecision(mem, memory, processCount)] : []),
     cacheVolumeDecision(instance, cacheVolume),
-    ...metricsDecisions(),
+    ...metricsDecisions(metricsRelay),
   ];
 
   const localMounts = mounts.filter((m) => cacheUsesLocal(m.cache)).length;
@@ -61,6 +63,7 @@ export function planMounts(input: TuningInput): TuningPlan {
         ? 0
         : Math.floor(cacheVolume.capacityMiB / localMounts),
     runDir: input.runDir ?? DEFAULT_RUN_DIR,
+    metricsRelay,
     omitted,
   };
   const names = mountNames(mounts.map((m) => m.path));

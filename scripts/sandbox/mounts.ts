@@ -218,6 +218,8 @@ function start(o: MountsOptions, instance: MountInstance): PlayedInstance {
             AWS_EC2_METADATA_DISABLED: 'true',
           }),
       MOUNTFLEET_RUN_DIR: runDir,
+      // Each played instance is a machine of its own: its metrics relay must not take another's port.
+      MOUNTFLEET_METRICS_RELAY: 'http://127.0.0.1:0',
       MOUNTFLEET_SYSTEM_ROOT: systemRootOf(o.workDir, instance.zoneId),
       MOUNT_S3_STANDIN_BUCKETS: o.bucketsDir,
     },

@@ -13,6 +13,7 @@ import { gunzipSync } from 'node:zlib';
 import { CloudWatchClient, PutMetricDataCommand, type MetricDatum } from '@aws-sdk/client-cloudwatch';
 import { clientConfig } from '../../core/aws';
 import { MOUNTPOINT_FLEET_DIMENSION, MOUNTPOINT_METRICS_NAMESPACE } from '../../core/metrics';
+import { decodeMetricsRequest } from '../../core/otlp';
 
 /** Datapoints written, by namespace then metric name. */
 export type MetricCounts = Record<string, Record<string, number>>;
@@ -132,116 +133,35 @@ interface EmfDirective {
   readonly Metrics: { Name: string; Unit?: string }[];
 }
 
-// --- The few protobuf messages of an OTLP ExportMetricsServiceRequest the stand-in needs -----------------
-
-type Field = { readonly no: number; readonly wire: number; readonly bytes?: Buffer; readonly num?: bigint };
-
-/** Top-level fields of one protobuf message (varint, 64-bit, length-delimited, 32-bit). */
-function fields(buf: Buffer): Field[] {
-  const out: Field[] = [];
-  let i = 0;
-  const varint = (): bigint => {
-    let v = 0n;
-    for (let shift = 0n; ; shift += 7n) {
-      const b = buf[i++];
-      if (b === undefined) throw new Error('truncated protobuf');
-      v |= BigInt(b & 0x7f) << shift;
-      if (b < 0x80) return v;
-    }
-  };
-  while (i < buf.length) {
-    const key = Number(varint());
-    const no = key >>> 3;
-    const wire = key & 7;
-    if (wire === 0) out.push({ no, wire, num: varint() });
-    else if (wire === 1) out.push({ no, wire, bytes: buf.subarray(i, (i += 8)) });
-    else if (wire === 2) {
-      const len = Number(varint());
-      out.push({ no, wire, bytes: buf.subarray(i, (i += len)) });
-    } else if (wire === 5) out.push({ no, wire, bytes: buf.subarray(i, (i += 4)) });
-    else throw new Error(`unsupported protobuf wire type ${wire}`);
-  }
-  return out;
-}
-
-const sub = (fs: Field[], no: number): Buffer[] => fs.filter((f) => f.no === no).map((f) => f.bytes!);
-
-/** An attribute's string form (AnyValue: string 1, bool 2, int 3, double 4). */
-function attribute(kv: Buffer): [string, string] | undefined {
-  const f = fields(kv);
-  const key = sub(f, 1)[0]?.toString('utf8');
-  const value = fields(sub(f, 2)[0] ?? Buffer.alloc(0))[0];
-  if (!key || !value) return undefined;
-  if (value.no === 1) return [key, value.bytes!.toString('utf8')];
-  if (value.no === 2 || value.no === 3) return [key, String(value.num)];
-  if (value.no === 4) return [key, String(value.bytes!.readDoubleLE(0))];
-  return undefined;
-}
-
-function dimensions(point: Field[], attributesField: number, groupName: string) {
-  const attrs = sub(point, attributesField)
-    .map(attribute)
-    .filter((a): a is [string, string] => a !== undefined && a[1] !== '');
-  return [
-    ...attrs.slice(0, 29).map(([Name, Value]) => ({ Name, Value })),
-    { Name: MOUNTPOINT_FLEET_DIMENSION, Value: groupName },
-  ];
-}
-
-const timeOf = (point: Field[], no: number) => {
-  const ns = point.find((f) => f.no === no)?.bytes?.readBigUInt64LE(0);
-  return ns ? new Date(Number(ns / 1_000_000n)) : new Date();
-};
-
 /**
- * Metric (name 1, unit 3, gauge 5, sum 7, histogram 9, exponential histogram 10) → datums; number points:
- * double 4, int 6; histograms as statistic sets (count, sum, min, max), as the CloudWatch agent sends them.
+ * OTLP data points → datums, as the CloudWatch agent sends them: numbers as values, histograms as statistic
+ * sets (count, sum, min, max); attributes become dimensions, plus the one the agent's config appends.
  */
 export function otlpToDatums(request: Buffer, groupName: string): MetricDatum[] {
-  const datums: MetricDatum[] = [];
-  for (const rm of sub(fields(request), 1))
-    for (const sm of sub(fields(rm), 2))
-      for (const m of sub(fields(sm), 2)) {
-        const mf = fields(m);
-        const name = sub(mf, 1)[0]?.toString('utf8');
-        if (!name) continue;
-        for (const numbers of [...sub(mf, 5), ...sub(mf, 7)])
-          for (const p of sub(fields(numbers), 1)) {
-            const pf = fields(p);
-            const dbl = pf.find((f) => f.no === 4)?.bytes?.readDoubleLE(0);
-            const int = pf.find((f) => f.no === 6)?.bytes?.readBigInt64LE(0);
-            datums.push({
-              MetricName: name,
-              Value: dbl ?? Number(int ?? 0n),
-              Timestamp: timeOf(pf, 3),
-              Dimensions: dimensions(pf, 7, groupName),
-            });
-          }
-        // Histogram points: attributes 9, count 4, sum 5, min 11, max 12. Exponential histogram points (what
-        // Mountpoint sends for latencies and sizes): attributes 1, count 4, sum 5, min 12, max 13.
-        const histograms = [
-          ...sub(mf, 9).map((h) => [h, { attributes: 9, min: 11, max: 12 }] as const),
-          ...sub(mf, 10).map((h) => [h, { attributes: 1, min: 12, max: 13 }] as const),
-        ];
-        for (const [histogram, at] of histograms)
-          for (const p of sub(fields(histogram), 1)) {
-            const pf = fields(p);
-            const count = Number(pf.find((f) => f.no === 4)?.bytes?.readBigUInt64LE(0) ?? 0n);
-            if (count === 0) continue;
-            const dbl = (no: number) => pf.find((f) => f.no === no)?.bytes?.readDoubleLE(0);
-            const sum = dbl(5) ?? 0;
-            datums.push({
-              MetricName: name,
-              StatisticValues: {
-                SampleCount: count,
-                Sum: sum,
-                Minimum: dbl(at.min) ?? sum / count,
-                Maximum: dbl(at.max) ?? sum / count,
-              },
-              Timestamp: timeOf(pf, 3),
-              Dimensions: dimensions(pf, at.attributes, groupName),
-            });
-          }
-      }
-  return datums;
+  return decodeMetricsRequest(request).flatMap((p): MetricDatum[] => {
+    const Dimensions = [
+      ...Object.entries(p.attributes)
+        .filter(([, value]) => value !== '')
+        .slice(0, 29)
+        .map(([Name, Value]) => ({ Name, Value })),
+      { Name: MOUNTPOINT_FLEET_DIMENSION, Value: groupName },
+    ];
+    const Timestamp = p.timeMs ? new Date(p.timeMs) : new Date();
+    if (!p.histogram) return [{ MetricName: p.name, Value: p.value, Timestamp, Dimensions }];
+    const { count, sum, min, max } = p.histogram;
+    if (count === 0) return [];
+    return [
+      {
+        MetricName: p.name,
+        StatisticValues: {
+          SampleCount: count,
+          Sum: sum,
+          Minimum: min ?? sum / count,
+          Maximum: max ?? sum / count,
+        },
+        Timestamp,
+        Dimensions,
+      },
+    ];
+  });
 }

@@ -14,3 +14,5 @@ delete process.env.AWS_PROFILE;
 delete process.env.AWS_ENDPOINT_URL;
 // Agent state (scratch-run records, mount directories) goes to a per-worker directory, never to /run.
 process.env.MOUNTFLEET_RUN_DIR ??= join(tmpdir(), `mountfleet-test-run-${process.env.JEST_WORKER_ID ?? '1'}`);
+// Agents started side by side (one per worker, several per test) each get a metrics relay port of their own.
+process.env.MOUNTFLEET_METRICS_RELAY = 'http://127.0.0.1:0';

@@ -42,11 +42,35 @@ function whyNoHarness(harness: string): string {
  * Writes `<dir>/mount-s3`, which runs `binary` against an S3 emulator: the agent renders command lines for
  * AWS, and moto needs its endpoint and path-style addressing on top (nothing else is added).
  */
-export function emulatorMountS3(dir: string, binary: string, endpoint: string): string {
+export function emulatorMountS3(
+  dir: string,
+  binary: string,
+  endpoint: string,
+  options: {
+    /**
+     * Replaces the value of the rendered `--otlp-export-interval` (the agent's 10 s), so that tests reading the
+     * agent's S3 counts wait about this long for Mountpoint's next export. A test-side change of the rendered
+     * line, named here; everything else is passed on as rendered.
+     */
+    readonly otlpExportIntervalSeconds?: number;
+  } = {},
+): string {
   const wrapper = join(dir, 'mount-s3');
+  const rewrite =
+    options.otlpExportIntervalSeconds === undefined
+      ? ''
+      : [
+          'n=$#; prev=',
+          'while [ "$n" -gt 0 ]; do',
+          `  a=$1; shift; n=$((n - 1))`,
+          `  [ "$prev" = --otlp-export-interval ] && a=${options.otlpExportIntervalSeconds}`,
+          '  set -- "$@" "$a"; prev=$a',
+          'done',
+          '',
+        ].join('\n');
   writeFileSync(
     wrapper,
-    `#!/bin/sh\nexec '${binary}' --endpoint-url '${endpoint}' --force-path-style "$@"\n`,
+    `#!/bin/sh\n${rewrite}exec '${binary}' --endpoint-url '${endpoint}' --force-path-style "$@"\n`,
     { mode: 0o755 },
   );
   return wrapper;

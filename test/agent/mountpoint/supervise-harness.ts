@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { s3Client } from '../../../core/aws';
 import { CLI_BUNDLE } from '../../support/cli';
 import { unshareTsxArgs } from '../../support/mount-namespace';
+import type { S3Count } from '../../../core/mountpoint/agent-mount-metrics';
 
 export interface ScenarioMount {
   readonly bucket: string;
@@ -40,6 +41,14 @@ export interface SuperviseResult {
   /** `status --json` restarts of the killed process afterwards. */
   restartsCounted?: number;
   restartLogged?: boolean;
+  /**
+   * A read of every file of the uncached mount: the agent's S3 counts for it (Mountpoint's exports through
+   * the agent's relay) and the requests the proxy saw meanwhile, per operation.
+   */
+  s3Counts?: { agent: S3Count; proxy: Record<string, number> };
+  /** `bench train --json` (2 epochs) and `warm --json` on the uncached mount, with the proxy's GetObjects meanwhile. */
+  benchTrain?: { json: { s3Counts: unknown; epochs: { s3?: S3Count }[] }; proxyGetObject: number };
+  warm?: { json: { s3Counts: unknown; s3?: S3Count }; proxyGetObject: number };
   /** Agent log lines of restarts that failed (the bucket refused every request). */
   restartFailures?: string[];
   /** A second `up --supervise` with the same config and run dir while the first runs. */

@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { FaultProxy } from '../../support/fault-proxy';
 import { ImdsStandIn } from '../../support/imds';
 import { emulatorMountS3 } from '../../support/real-mountpoint';
+import { AgentMountMetrics, s3CountBetween } from '../../../core/mountpoint/agent-mount-metrics';
 import type { SuperviseResult, SuperviseScenario } from './supervise-harness';
 
 interface StateProcess {
@@ -89,7 +90,8 @@ async function main(): Promise<SuperviseResult> {
     AWS_ENDPOINT_URL: proxy.endpoint,
     AWS_EC2_METADATA_SERVICE_ENDPOINT: imds.endpoint,
     AWS_EC2_METADATA_DISABLED: 'true',
-    MOUNTFLEET_MOUNT_S3: emulatorMountS3(s.dir, s.mountS3, proxy.endpoint),
+    // Exports every second instead of every 10: each reading of the agent's S3 counts waits for one.
+    MOUNTFLEET_MOUNT_S3: emulatorMountS3(s.dir, s.mountS3, proxy.endpoint, { otlpExportIntervalSeconds: 1 }),
     MOUNTFLEET_RUN_DIR: runDir,
     MOUNTFLEET_SYSTEM_ROOT: join(s.dir, 'root'),
   };
@@ -156,6 +158,41 @@ async function main(): Promise<SuperviseResult> {
     const status = JSON.parse((await cli('status', '--json')).stdout) as { state: State };
     result.restartsCounted = status.state.mounts[0].processes[0].restarts;
     result.restartLogged = logLines('process-ready', `/main`).some((l) => l.includes('"restarts":1'));
+
+    // 1b. S3 counts per mount: the agent's (from Mountpoint's own exports) against the proxy's.
+    const proxyCounts = () =>
+      Object.fromEntries(
+        Object.entries(proxy.stats().byOperation)
+          .filter(([key]) => key.startsWith('s3:'))
+          .map(([key, v]) => [key.slice(3), v.requests]),
+      );
+    const counter = AgentMountMetrics.find(second.path, runDir);
+    const countedBefore = await counter.read();
+    proxy.resetStats();
+    for (const f of await files(second.path)) await sha256(f);
+    result.s3Counts = { agent: s3CountBetween(countedBefore, await counter.read()), proxy: proxyCounts() };
+    proxy.resetStats();
+    const train = await cli(
+      'bench',
+      'train',
+      '--path',
+      second.path,
+      '--epochs',
+      '2',
+      '--step-ms',
+      '0',
+      '--batch-size',
+      '2',
+      '--workers',
+      '2',
+      '--json',
+    );
+    if (train.code !== 0) throw new Error(`bench train exited ${train.code}: ${train.stderr}`);
+    result.benchTrain = { json: JSON.parse(train.stdout), proxyGetObject: proxyCounts().GetObject ?? 0 };
+    proxy.resetStats();
+    const warmed = await cli('warm', '--path', second.path, '--json');
+    if (warmed.code !== 0) throw new Error(`warm exited ${warmed.code}: ${warmed.stderr}`);
+    result.warm = { json: JSON.parse(warmed.stdout), proxyGetObject: proxyCounts().GetObject ?? 0 };
 
     // 2. a restart that keeps failing: logged each time, backing off.
     const bucketPath = `/${second.bucket}`;

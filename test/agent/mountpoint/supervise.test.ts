@@ -40,6 +40,31 @@ it('kill -9 of a Mountpoint process: the path serves again, logged and counted i
   expect(result.restartsCounted).toBe(1);
 });
 
+it("the agent counts each mount's S3 requests from Mountpoint's own metrics: the same, per operation, as the requests the proxy saw", () => {
+  const counts = run.result.s3Counts!;
+  expect(run.result.error).toBeUndefined();
+  // Four objects of 2 MiB + 17 bytes, read whole without a cache: at least one GetObject each.
+  expect(counts.proxy.GetObject).toBeGreaterThanOrEqual(4);
+  expect(counts.agent.byOperation).toEqual(counts.proxy);
+  expect(counts.agent.requests).toBe(Object.values(counts.proxy).reduce((a, b) => a + b, 0));
+  expect(counts.agent.errors).toBe(0);
+});
+
+it("bench train reports each epoch's S3 requests, and warm its own, from the agent's counts", () => {
+  const { benchTrain, warm, agentLog } = run.result;
+  expect(benchTrain).toBeDefined();
+  expect(benchTrain!.json.s3Counts).toEqual({ agentMount: expect.stringMatching(/\/mnt\/uncached$/) });
+  const epochGets = benchTrain!.json.epochs.map((e) => e.s3?.byOperation?.GetObject ?? 0);
+  // No cache: every epoch reads every object from S3 again, and each epoch's GetObjects are its own.
+  expect(epochGets.every((n) => n >= 4)).toBe(true);
+  expect(epochGets.reduce((a, b) => a + b, 0)).toBe(benchTrain!.proxyGetObject);
+  expect(warm!.json.s3Counts).toEqual(benchTrain!.json.s3Counts);
+  expect(warm!.json.s3?.byOperation?.GetObject).toBe(warm!.proxyGetObject);
+  expect(warm!.proxyGetObject).toBeGreaterThanOrEqual(4);
+  // The relay passed every export on to where the CloudWatch agent listens, and said so when nothing answered there.
+  expect(agentLog).toMatch(/"event":"metrics-relay","endpoint":"http:\/\/127\.0\.0\.1:\d+"/);
+});
+
 it('a restart that fails is logged with the reason and retried with backoff', () => {
   const failures = run.result.restartFailures ?? [];
   expect(failures.length).toBeGreaterThanOrEqual(5);

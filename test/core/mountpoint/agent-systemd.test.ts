@@ -51,6 +51,7 @@ test('writes every unit, reloads systemd once, then starts each unit without ena
     unitDir,
     cloudWatchAgentConfigFile: join(dir, 'cwagent.json'),
     metricsLogFile: join(dir, 'metrics.log'),
+    metricsRelay: 'http://127.0.0.1:0',
     expressClient: (): S3Client => {
       throw new Error('no mount uses the Express cache: no client is needed');
     },
@@ -72,10 +73,16 @@ test('writes every unit, reloads systemd once, then starts each unit without ena
   ]);
   // The pid and its start time name this one process, so `down` can tell a reused pid from the agent.
   agent.saveState();
-  expect(readState(options.runDir)).toMatchObject({
-    pid: process.pid,
-    pidStartTime: processStartTime(process.pid),
-  });
+  const state = readState(options.runDir)!;
+  expect(state).toMatchObject({ pid: process.pid, pidStartTime: processStartTime(process.pid) });
+
+  // Each unit's Mountpoint exports to its own path on the agent's metrics relay.
+  const relay = (state.metricsRelay as { endpoint: string }).endpoint;
+  expect(relay).toMatch(/^http:\/\/127\.0\.0\.1:[1-9][0-9]*$/);
+  for (const m of agent.plan.mounts) {
+    const unit = readFileSync(join(unitDir, `mountfleet-${m.name}-main.service`), 'utf8');
+    expect(unit).toContain(`--otlp-endpoint ${relay}/mounts/${m.name}/main `);
+  }
 
   // The CloudWatch agent's config names this fleet's region and log group.
   const cloudWatchAgent = JSON.parse(readFileSync(options.cloudWatchAgentConfigFile, 'utf8'));

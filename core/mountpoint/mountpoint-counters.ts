@@ -1,0 +1,107 @@
+/**
+ * Running totals of one Mountpoint process's own metrics, added up from its OTLP exports by the agent's
+ * metrics relay: S3 requests per operation, reads through the mount and cache hits. `status --json` shows
+ * them; `bench train` and `warm` take differences of them.
+ */
+import type { MetricPoint } from '../otlp';
+
+/** What `status --json` shows per process (`processes[].metrics`). */
+export interface ProcessMetrics {
+  /** When the agent began counting this process (its totals start at zero then). */
+  readonly since: string;
+  /** OTLP exports received from the process. */
+  readonly exports: number;
+  /** Collection time of the newest data point received: every request finished before it is counted. */
+  readonly lastPointAt?: string;
+  /** Mountpoint's `s3.request_count`, per operation (`GetObject`, `HeadObject`, `ListObjectsV2`, …). */
+  readonly s3Requests: Readonly<Record<string, number>>;
+  /** Mountpoint's `s3.request_errors`, every operation and status. */
+  readonly s3RequestErrors: number;
+  /** FUSE reads served (`fuse.io_size` with `fuse_request` = `read`: its count). */
+  readonly reads: number;
+  /** Bytes those reads returned to applications (the same histogram's sum). Mountpoint exports no S3 byte count. */
+  readonly readBytes: number;
+  /** Mountpoint's `fuse.cache_hit`: reads served from its cache (local or Express). */
+  readonly cacheHits: number;
+  /** FUSE requests answered, per operation (`fuse.request_latency` counts: `lookup`, `open`, `read`, `statfs`, …). */
+  readonly fuseRequests: Readonly<Record<string, number>>;
+}
+
+/** The sum of a mount's process totals: all of its S3 requests. */
+export function totalS3Requests(m: Pick<ProcessMetrics, 's3Requests'>): number {
+  return Object.values(m.s3Requests).reduce((a, b) => a + b, 0);
+}
+
+interface Series {
+  readonly startTimeMs: number;
+  readonly values: readonly number[];
+}
+
+/** Adds up one process's exports. Delta points are added; cumulative ones add what grew since the last. */
+export class MountpointCounters {
+  private exports = 0;
+  private lastPointMs = 0;
+  private readonly s3Requests: Record<string, number> = {};
+  private s3RequestErrors = 0;
+  private reads = 0;
+  private readBytes = 0;
+  private cacheHits = 0;
+  private readonly fuseRequests: Record<string, number> = {};
+  /** The last point of each cumulative series (name and attributes), to add only what grew. */
+  private readonly cumulative = new Map<string, Series>();
+
+  constructor(private readonly since: string) {}
+
+  /** One export's points. */
+  record(points: readonly MetricPoint[]): void {
+    this.exports++;
+    for (const p of points) {
+      this.lastPointMs = Math.max(this.lastPointMs, p.timeMs);
+      if (p.name === 's3.request_count') {
+        const operation = p.attributes.s3_request ?? 'unknown';
+        const [n] = this.increase(p, [p.value ?? 0]);
+        this.s3Requests[operation] = (this.s3Requests[operation] ?? 0) + n;
+      } else if (p.name === 's3.request_errors') {
+        this.s3RequestErrors += this.increase(p, [p.value ?? 0])[0];
+      } else if (p.name === 'fuse.cache_hit') {
+        this.cacheHits += this.increase(p, [p.value ?? 0])[0];
+      } else if (p.name === 'fuse.io_size' && p.attributes.fuse_request === 'read' && p.histogram) {
+        const [count, sum] = this.increase(p, [p.histogram.count, p.histogram.sum]);
+        this.reads += count;
+        this.readBytes += sum;
+      } else if (p.name === 'fuse.request_latency' && p.histogram) {
+        const operation = p.attributes.fuse_request ?? 'unknown';
+        const [count] = this.increase(p, [p.histogram.count]);
+        this.fuseRequests[operation] = (this.fuseRequests[operation] ?? 0) + count;
+      }
+    }
+  }
+
+  snapshot(): ProcessMetrics {
+    return {
+      since: this.since,
+      exports: this.exports,
+      ...(this.lastPointMs ? { lastPointAt: new Date(this.lastPointMs).toISOString() } : {}),
+      s3Requests: { ...this.s3Requests },
+      s3RequestErrors: this.s3RequestErrors,
+      reads: this.reads,
+      readBytes: this.readBytes,
+      cacheHits: this.cacheHits,
+      fuseRequests: { ...this.fuseRequests },
+    };
+  }
+
+  /**
+   * What a point adds. Delta (Mountpoint's default): the point itself. Cumulative (Mountpoint run with
+   * its temporality preference set so): the growth since the series' last point, or the whole value when
+   * the series is new or restarted (a new start time).
+   */
+  private increase(p: MetricPoint, values: readonly number[]): readonly number[] {
+    if (p.temporality !== 'cumulative') return values;
+    const key = `${p.name}\u0000${JSON.stringify(Object.entries(p.attributes).sort())}`;
+    const last = this.cumulative.get(key);
+    this.cumulative.set(key, { startTimeMs: p.startTimeMs, values });
+    if (!last || last.startTimeMs !== p.startTimeMs) return values;
+    return values.map((v, i) => Math.max(0, v - last.values[i]));
+  }
+}
