@@ -121,6 +121,7 @@ export class AgentMountMetrics {
       const statfsNow = active.metrics?.fuseRequests?.statfs ?? 0;
       const lastPoint = active.metrics?.lastPointAt ? Date.parse(active.metrics.lastPointAt) : 0;
       if (statfsNow > statfsBefore && lastPoint >= probedAt) return this.totals();
+      if (signal?.aborted) throw new MountMetricsUnavailable('stopped');
       if (this.clock.now() > deadline)
         throw new MountMetricsUnavailable(
           `Mountpoint at ${this.mountPoint} sent the agent no metrics within ${EXPORT_WAIT_MS / 1000} s of a statfs (it exports every ${OTLP_EXPORT_INTERVAL_SECONDS} s to the relay in its --otlp-endpoint)`,

@@ -108,8 +108,9 @@ export class MetricsRelay {
       this.upstreamChanged(res.ok, `HTTP ${res.status}`);
       return { status: res.status, contentType: res.headers.get('content-type') ?? undefined, body: answer };
     } catch (e) {
-      const error =
-        (e as Error).cause instanceof Error ? ((e as Error).cause as Error).message : (e as Error).message;
+      // fetch says only "fetch failed"; the reason (ECONNREFUSED, a timeout) is in its cause.
+      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+      const error = cause?.code ?? cause?.message ?? (e as Error).message;
       this.upstreamChanged(false, error);
       return { status: 503, body: `the CloudWatch agent at ${this.o.upstream} did not answer: ${error}` };
     }

@@ -3,30 +3,7 @@
  * protobuf definitions (opentelemetry-proto metrics/v1): the stand-in must read what Mountpoint sends.
  */
 import { otlpToDatums } from './cloudwatch-agent-standin';
-
-const varint = (n: number): Buffer => {
-  const out: number[] = [];
-  for (; n >= 0x80; n = Math.floor(n / 128)) out.push((n % 128) | 0x80);
-  out.push(n);
-  return Buffer.from(out);
-};
-const msg = (no: number, body: Buffer): Buffer =>
-  Buffer.concat([varint((no << 3) | 2), varint(body.length), body]);
-const str = (no: number, s: string): Buffer => msg(no, Buffer.from(s, 'utf8'));
-const fixed64 = (no: number, write: (b: Buffer) => void): Buffer => {
-  const b = Buffer.alloc(8);
-  write(b);
-  return Buffer.concat([varint((no << 3) | 1), b]);
-};
-const dbl = (no: number, v: number) => fixed64(no, (b) => b.writeDoubleLE(v));
-const u64 = (no: number, v: bigint) => fixed64(no, (b) => b.writeBigUInt64LE(v));
-const attr = (k: string, v: string) => msg(7, Buffer.concat([str(1, k), msg(2, str(1, v))]));
-
-const TIME = 1_795_000_000_000n * 1_000_000n;
-
-function request(...metrics: Buffer[]): Buffer {
-  return msg(1, msg(2, Buffer.concat(metrics.map((m) => msg(2, m)))));
-}
+import { attr, dbl, fixed64, msg, request, str, TIME, u64, varint } from './otlp-encode';
 
 test('sums (int and double points), gauges, histograms and exponential histograms become datums with the fleet dimension', () => {
   const sum = Buffer.concat([

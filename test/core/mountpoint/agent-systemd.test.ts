@@ -6,8 +6,11 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parseAgentConfig } from '../../../core/config';
+import { OTLP_ENDPOINT } from '../../../core/metrics';
 import { MountAgent, type AgentOptions } from '../../../core/mountpoint/agent';
 import { FALLBACK_INSTANCE_TYPES } from '../../../core/mountpoint/instance-types';
 import { readState } from '../../../core/mountpoint/state';
@@ -19,10 +22,10 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-test('writes every unit, reloads systemd once, then starts each unit without enabling it', async () => {
-  const calls: string[][] = [];
+/** Two mounts in systemd mode; the commands the agent runs are recorded in `calls`, not run. */
+function agentOptions(calls: string[][], overrides: Partial<AgentOptions> = {}): AgentOptions {
   const unitDir = join(dir, 'units');
-  const options: AgentOptions = {
+  return {
     config: parseAgentConfig({
       version: 1,
       fleetId: 'units',
@@ -62,7 +65,14 @@ test('writes every unit, reloads systemd once, then starts each unit without ena
       return '';
     },
     log: () => {},
+    ...overrides,
   };
+}
+
+test('writes every unit, reloads systemd once, then starts each unit without enabling it', async () => {
+  const calls: string[][] = [];
+  const options = agentOptions(calls);
+  const { unitDir } = options;
   const agent = await MountAgent.create(options);
   await agent.start();
   const units = agent.plan.mounts.map((m) => `mountfleet-${m.name}-main.service`);
@@ -93,4 +103,28 @@ test('writes every unit, reloads systemd once, then starts each unit without ena
 
   await agent.stop();
   expect(calls.slice(-2)).toEqual(units.map((u) => ['systemctl', 'stop', u]));
+});
+
+test("with the metrics relay's port taken, Mountpoint exports straight to the CloudWatch agent and the state says why nothing is counted", async () => {
+  const taken = createServer();
+  await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+  const busy = `http://127.0.0.1:${(taken.address() as AddressInfo).port}`;
+  const events: Record<string, unknown>[] = [];
+  try {
+    const options = agentOptions([], { metricsRelay: busy, log: (e) => events.push(e) });
+    const agent = await MountAgent.create(options);
+    await agent.start();
+    for (const m of agent.plan.mounts) {
+      const unit = readFileSync(join(options.unitDir, `mountfleet-${m.name}-main.service`), 'utf8');
+      expect(unit).toContain(`--otlp-endpoint ${OTLP_ENDPOINT} `);
+    }
+    const state = readState(options.runDir)!;
+    expect(state.metricsRelay).toEqual({ unavailable: expect.stringContaining(`cannot listen on ${busy}`) });
+    expect(state.mounts.flatMap((m) => m.processes).every((p) => p.metrics === undefined)).toBe(true);
+    expect(events).toContainEqual(expect.objectContaining({ event: 'metrics-relay-unavailable' }));
+    expect(agent.plan.host.find((d) => d.setting === '--otlp-endpoint')?.value).toBe(OTLP_ENDPOINT);
+    await agent.stop();
+  } finally {
+    await new Promise<void>((r) => taken.close(() => r()));
+  }
 });
