@@ -73,6 +73,8 @@ export async function agentProfile(options: {
       cacheVolume: { kind: 'root', directory: cacheDirectory, capacityMiB: 20 * 1024, reason: 'bench' },
       azId: RIG_AZ_ID,
       runDir,
+      // No agent here, so no relay: the bench counts S3 requests at its proxy.
+      metricsRelay: null,
     });
     const processes = plan.mounts[0].processes;
     const chosen = processes.find((p) => p.role === 'xz') ?? processes[0];

@@ -18,6 +18,8 @@ import { REPO_ROOT } from '../../test/support/moto';
 import { emulatorMountS3, realMountpoint } from '../../test/support/real-mountpoint';
 import type { AgentJson } from './fleet';
 import { unshareTsxArgs } from '../../test/support/mount-namespace';
+import { mountS3Count, type S3Count } from '../../core/mountpoint/agent-mount-metrics';
+import { readState } from '../../core/mountpoint/state';
 
 const SCENARIO = join(REPO_ROOT, 'test/agent/mountpoint/failover-scenario.ts');
 /** How long one scenario event may take (the agent's probe interval is seconds). */
@@ -75,6 +77,16 @@ class PlayedInstance {
     this.child.stdin!.write(`${command}\n`);
   }
 
+  /**
+   * The S3 requests the agent has counted for the mount so far (its relay's totals from Mountpoint's own
+   * exports, as `status --json` shows them); undefined when it counts none.
+   */
+  s3Counted(): S3Count | undefined {
+    const state = readState(this.runDir);
+    const metrics = state?.mounts[0].processes.flatMap((p) => (p.metrics ? [p.metrics] : []));
+    return metrics?.length ? mountS3Count(metrics) : undefined;
+  }
+
   /** Which Mountpoint process serves new opens now, from the agent's state file. */
   active(): string {
     const state = JSON.parse(readFileSync(join(this.runDir, 'state.json'), 'utf8')) as {
@@ -125,6 +137,8 @@ export interface ZoneResult {
   readonly otherZoneKeptCache: boolean | null;
   /** Requests the proxy black-holed (the agent's probes and cache traffic of this zone). */
   readonly blackholedRequests: number;
+  /** S3 requests the agent counted for the mount (Mountpoint's own metrics through its relay), before it stopped. */
+  readonly s3Counted?: S3Count;
   readonly agentExit: number | null;
   readonly leftMounted: number;
 }
@@ -258,6 +272,7 @@ async function outage(
   await played.next('back');
   const recoverySeconds = (Date.now() - lightAt) / 1000;
   const restarted = await played.next('restarted');
+  const s3Counted = played.s3Counted();
   const done = await played.next('done');
   return {
     zoneId,
@@ -272,6 +287,7 @@ async function outage(
     restartSeconds: (restarted.ms as number) / 1000,
     otherZoneKeptCache,
     blackholedRequests,
+    ...(s3Counted ? { s3Counted } : {}),
     agentExit: done.agentExit as number | null,
     leftMounted: done.leftMounted as number,
   };

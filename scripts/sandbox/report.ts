@@ -5,6 +5,7 @@ import type { StoodIn } from '../../test/support/cloudformation-gaps-standin';
 import type { MetricsReport } from './metrics';
 import type { MountS3Choice, ZoneResult } from './mounts';
 import type { StepRecord } from './progress';
+import { s3Phrase } from '../../agent/output';
 
 export interface JobRecord {
   readonly id: string;
@@ -46,6 +47,7 @@ function mountLines(r: SandboxReport): string[] {
       (z) =>
         `  ${z.zoneId}  ${z.instanceId}  s3://${z.bucket}/ → Express cache ${z.expressBucket}: ` +
         `${z.heldBytesRead} bytes read through the mount (${z.heldBytesSame ? 'as seeded' : 'DIFFERENT'}), ` +
+        (z.s3Counted ? `agent counted ${s3Phrase(z.s3Counted)}, ` : '') +
         `agent exit ${z.agentExit}, ${z.leftMounted} mounts left`,
     ),
   ];
