@@ -21,7 +21,7 @@ export interface ProcessMetrics {
   readonly reads: number;
   /** Bytes those reads returned to applications (the same histogram's sum). Mountpoint exports no S3 byte count. */
   readonly readBytes: number;
-  /** Mountpoint's `fuse.cache_hit`: reads served from its cache (local or Express). */
+  /** Mountpoint's `experimental.fuse.cache_hit`: reads served wholly from its data cache (local or Express). */
   readonly cacheHits: number;
   /** FUSE requests answered, per operation (`fuse.request_latency` counts: `lookup`, `open`, `read`, `statfs`, …). */
   readonly fuseRequests: Readonly<Record<string, number>>;
@@ -31,6 +31,12 @@ export interface ProcessMetrics {
 export function totalS3Requests(m: Pick<ProcessMetrics, 's3Requests'>): number {
   return Object.values(m.s3Requests).reduce((a, b) => a + b, 0);
 }
+
+/**
+ * Mountpoint exports its experimental metrics with an `experimental.` prefix (1.24: `experimental.fuse.cache_hit`);
+ * the plain name is what it would be called once stable.
+ */
+const CACHE_HIT_NAMES = ['experimental.fuse.cache_hit', 'fuse.cache_hit'];
 
 interface Series {
   readonly startTimeMs: number;
@@ -63,7 +69,7 @@ export class MountpointCounters {
         this.s3Requests[operation] = (this.s3Requests[operation] ?? 0) + n;
       } else if (p.name === 's3.request_errors') {
         this.s3RequestErrors += this.increase(p, [p.value ?? 0])[0];
-      } else if (p.name === 'fuse.cache_hit') {
+      } else if (CACHE_HIT_NAMES.includes(p.name)) {
         this.cacheHits += this.increase(p, [p.value ?? 0])[0];
       } else if (p.name === 'fuse.io_size' && p.attributes.fuse_request === 'read' && p.histogram) {
         const [count, sum] = this.increase(p, [p.histogram.count, p.histogram.sum]);

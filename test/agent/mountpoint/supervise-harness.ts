@@ -47,7 +47,9 @@ export interface SuperviseResult {
    */
   s3Counts?: { agent: S3Count; proxy: Record<string, number> };
   /** `bench train --json` (2 epochs) and `warm --json` on the uncached mount, with the proxy's GetObjects meanwhile. */
-  benchTrain?: { json: { s3Counts: unknown; epochs: { s3?: S3Count }[] }; proxyGetObject: number };
+  benchTrain?: BenchTrainRun;
+  /** The same on the cached mount, whose files were all read before. */
+  cachedBenchTrain?: BenchTrainRun;
   warm?: { json: { s3Counts: unknown; s3?: S3Count }; proxyGetObject: number };
   /** Agent log lines of restarts that failed (the bucket refused every request). */
   restartFailures?: string[];
@@ -64,6 +66,11 @@ export interface SuperviseResult {
   leftMounted?: number;
   /** Mountpoint processes (or anything naming the scenario's directory) still alive afterwards. */
   leftProcesses?: number;
+}
+
+export interface BenchTrainRun {
+  readonly json: { s3Counts: unknown; epochs: { s3?: S3Count }[] };
+  readonly proxyGetObject: number;
 }
 
 export interface SuperviseRun {

@@ -58,6 +58,13 @@ it("bench train reports each epoch's S3 requests, and warm its own, from the age
   // No cache: every epoch reads every object from S3 again, and each epoch's GetObjects are its own.
   expect(epochGets.every((n) => n >= 4)).toBe(true);
   expect(epochGets.reduce((a, b) => a + b, 0)).toBe(benchTrain!.proxyGetObject);
+  // The cached mount, read whole before: no GetObject in either epoch, and every read served from the cache.
+  const cached = run.result.cachedBenchTrain!;
+  expect(cached.proxyGetObject).toBe(0);
+  for (const epoch of cached.json.epochs) {
+    expect(epoch.s3?.byOperation?.GetObject).toBeUndefined();
+    expect(epoch.s3?.cacheHits).toBeGreaterThanOrEqual(12);
+  }
   expect(warm!.json.s3Counts).toEqual(benchTrain!.json.s3Counts);
   expect(warm!.json.s3?.byOperation?.GetObject).toBe(warm!.proxyGetObject);
   expect(warm!.proxyGetObject).toBeGreaterThanOrEqual(4);

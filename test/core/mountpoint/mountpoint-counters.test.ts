@@ -22,7 +22,8 @@ test("delta exports (Mountpoint's) add up: S3 requests per operation, errors, re
       sumMetric('s3.request_errors', 1, [
         { attributes: { s3_request: 'GetObject', http_status: '503' }, value: 1, time },
       ]),
-      sumMetric('fuse.cache_hit', 1, [{ value: 3, time }]),
+      // Experimental metrics carry Mountpoint's `experimental.` prefix on the wire.
+      sumMetric('experimental.fuse.cache_hit', 1, [{ value: 3, time }]),
       exponentialHistogramMetric('fuse.io_size', 1, [
         { attributes: { fuse_request: 'read' }, count: 5, sum: 5 * 131072, time },
         { attributes: { fuse_request: 'write' }, count: 9, sum: 999, time },
