@@ -73,33 +73,40 @@ export class MountAgent {
   private readonly expressClient?: S3Client;
   /** Each process's metric totals (key `<mount name>/<role>`), while the relay listens. */
   private readonly counters = new Map<string, MountpointCounters>();
+  /** Relay paths that are no process of this agent's (logged once each). */
+  private readonly unknownProcesses = new Set<string>();
 
   /**
    * Starts the metrics relay (or notes why not), creates the Express client when a mount uses the cache
    * and probes the zone once, then plans.
    */
   static async create(o: AgentOptions): Promise<MountAgent> {
-    const relay = await startRelay(o, (key, points) => agent.recordMetrics(key, points));
+    // Set before any process starts, so before the relay can receive an export.
+    let agent: MountAgent | undefined;
+    const relay = await startRelay(o, (key, points) => agent?.recordMetrics(key, points));
     const bucket = o.config.expressCache?.buckets[o.identity.availabilityZoneId];
     const wanted = o.config.mounts.some((m) => cacheUsesExpress(m.cache));
-    let express: { readonly probe: ProbeResult; readonly client: S3Client } | undefined;
-    if (bucket && wanted) {
-      // One client for the agent's life: a new one per probe would redo TLS and, on S3 Express,
-      // CreateSession inside every probe's time budget.
-      const client = o.expressClient();
-      try {
-        express = {
-          probe: await probeExpressBucket(client, bucket, o.config.expressCache!.probeTimeoutMs, o.clock),
+    try {
+      let express: { readonly probe: ProbeResult; readonly client: S3Client } | undefined;
+      if (bucket && wanted) {
+        // One client for the agent's life: a new one per probe would redo TLS and, on S3 Express,
+        // CreateSession inside every probe's time budget.
+        const client = o.expressClient();
+        const probe = await probeExpressBucket(
           client,
-        };
-      } catch (e) {
-        await relay.running?.stop();
-        throw e;
+          bucket,
+          o.config.expressCache!.probeTimeoutMs,
+          o.clock,
+        );
+        express = { probe, client };
       }
+      agent = new MountAgent(o, relay, express);
+      return agent;
+    } catch (e) {
+      // No agent to stop it later: a listening relay would keep the process alive.
+      await relay.running?.stop();
+      throw e;
     }
-    // Assigned before any process starts, so before the relay can receive an export.
-    const agent: MountAgent = new MountAgent(o, relay, express);
-    return agent;
   }
 
   private constructor(
@@ -355,7 +362,10 @@ export class MountAgent {
   private recordMetrics(processKey: string, points: readonly MetricPoint[]): void {
     const counters = this.counters.get(processKey);
     if (!counters) {
-      this.log({ event: 'metrics-from-unknown-process', process: processKey });
+      // A process an earlier agent started with another config (its unit still running) exports every 10 s.
+      if (!this.unknownProcesses.has(processKey))
+        this.log({ event: 'metrics-from-unknown-process', process: processKey });
+      this.unknownProcesses.add(processKey);
       return;
     }
     counters.record(points);

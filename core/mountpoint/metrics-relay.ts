@@ -81,11 +81,17 @@ export class MetricsRelay {
     if (!body) return { status: 413, body: `an export is at most ${MAX_BODY_BYTES} bytes` };
     const processKey = `${decodeURIComponent(route[1])}/${decodeURIComponent(route[2])}`;
     const answer = await this.forward(req, body);
+    let points: MetricPoint[];
     try {
-      const plain = req.headers['content-encoding'] === 'gzip' ? gunzipSync(body) : body;
-      this.o.onExport(processKey, decodeMetricsRequest(plain));
+      points = decodeMetricsRequest(req.headers['content-encoding'] === 'gzip' ? gunzipSync(body) : body);
     } catch (e) {
       this.o.log({ event: 'metrics-relay-decode-failed', process: processKey, error: (e as Error).message });
+      return answer;
+    }
+    try {
+      this.o.onExport(processKey, points);
+    } catch (e) {
+      this.o.log({ event: 'metrics-relay-record-failed', process: processKey, error: (e as Error).message });
     }
     return answer;
   }

@@ -149,3 +149,24 @@ test('refuses to start on a port that is taken (the agent then has Mountpoint ex
     await close(taken.server);
   }
 });
+
+test('a failure to record an export (the state file cannot be written) is logged; Mountpoint still gets the answer', async () => {
+  const upstream = await upstreamServer();
+  try {
+    const events: Record<string, unknown>[] = [];
+    relay = await MetricsRelay.start({
+      listen: 'http://127.0.0.1:0',
+      upstream: upstream.endpoint,
+      onExport: () => {
+        throw new Error('ENOSPC: no space left on device');
+      },
+      log: (e) => events.push(e),
+    });
+    expect((await post(`${relay.endpoint}/mounts/m/main/v1/metrics`, EXPORT)).status).toBe(200);
+    expect(events).toEqual([
+      { event: 'metrics-relay-record-failed', process: 'm/main', error: 'ENOSPC: no space left on device' },
+    ]);
+  } finally {
+    await close(upstream.server);
+  }
+});
