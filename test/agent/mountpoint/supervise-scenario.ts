@@ -171,51 +171,18 @@ async function main(): Promise<SuperviseResult> {
     proxy.resetStats();
     for (const f of await files(second.path)) await sha256(f);
     result.s3Counts = { agent: s3CountBetween(countedBefore, await counter.read()), proxy: proxyCounts() };
-    proxy.resetStats();
-    const train = await cli(
-      'bench',
-      'train',
-      '--path',
-      second.path,
-      '--epochs',
-      '2',
-      '--step-ms',
-      '0',
-      '--batch-size',
-      '2',
-      '--workers',
-      '2',
-      '--json',
-    );
-    if (train.code !== 0) throw new Error(`bench train exited ${train.code}: ${train.stderr}`);
-    result.benchTrain = { json: JSON.parse(train.stdout), proxyGetObject: proxyCounts().GetObject ?? 0 };
-    // The cached mount: its files were all read above, so the epochs are served from the local cache.
-    proxy.resetStats();
-    const cachedTrain = await cli(
-      'bench',
-      'train',
-      '--path',
-      first.path,
-      '--epochs',
-      '2',
-      '--step-ms',
-      '0',
-      '--batch-size',
-      '2',
-      '--workers',
-      '2',
-      '--json',
-    );
-    if (cachedTrain.code !== 0)
-      throw new Error(`bench train exited ${cachedTrain.code}: ${cachedTrain.stderr}`);
-    result.cachedBenchTrain = {
-      json: JSON.parse(cachedTrain.stdout),
-      proxyGetObject: proxyCounts().GetObject ?? 0,
+    /** Runs a command with the proxy's counts reset: its JSON output and the GetObjects the proxy saw. */
+    const counted = async (...args: string[]) => {
+      proxy.resetStats();
+      const r = await cli(...args);
+      if (r.code !== 0) throw new Error(`${args.slice(0, 2).join(' ')} exited ${r.code}: ${r.stderr}`);
+      return { json: JSON.parse(r.stdout), proxyGetObject: proxyCounts().GetObject ?? 0 };
     };
-    proxy.resetStats();
-    const warmed = await cli('warm', '--path', second.path, '--json');
-    if (warmed.code !== 0) throw new Error(`warm exited ${warmed.code}: ${warmed.stderr}`);
-    result.warm = { json: JSON.parse(warmed.stdout), proxyGetObject: proxyCounts().GetObject ?? 0 };
+    const train = ['--epochs', '2', '--step-ms', '0', '--batch-size', '2', '--workers', '2', '--json'];
+    result.benchTrain = await counted('bench', 'train', '--path', second.path, ...train);
+    // The cached mount: its files were all read above, so the epochs are served from the local cache.
+    result.cachedBenchTrain = await counted('bench', 'train', '--path', first.path, ...train);
+    result.warm = await counted('warm', '--path', second.path, '--json');
 
     // 2. a restart that keeps failing: logged each time, backing off.
     const bucketPath = `/${second.bucket}`;
