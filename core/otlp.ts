@@ -13,7 +13,6 @@ export type Temporality = 'delta' | 'cumulative' | 'unspecified';
 /** One data point of one metric. */
 export interface MetricPoint {
   readonly name: string;
-  readonly unit: string;
   readonly kind: 'gauge' | 'sum' | 'histogram';
   /** Sums and histograms: whether a point holds the change since the last export or a running total. */
   readonly temporality: Temporality;
@@ -41,7 +40,7 @@ export class OtlpDecodeError extends Error {
 
 /** Reads one protobuf message's fields in order (wire types 0 varint, 1 64-bit, 2 length-delimited, 5 32-bit). */
 class WireReader {
-  pos = 0;
+  private pos = 0;
   constructor(private readonly buf: Uint8Array) {}
 
   get done(): boolean {
@@ -88,8 +87,7 @@ class WireReader {
     if (wireType === 0) this.varint();
     else if (wireType === 1) this.take(8);
     else if (wireType === 2) this.bytes();
-    else if (wireType === 5) this.take(4);
-    else throw new Error(`unsupported protobuf wire type ${wireType}`);
+    else this.take(4); // 5: 32-bit
   }
 
   private take(n: number): Uint8Array {
@@ -98,20 +96,29 @@ class WireReader {
   }
 }
 
-/** Calls `visit` for each field of one message; a field `visit` does not read is skipped. */
-function eachField(bytes: Uint8Array, visit: (no: number, reader: WireReader) => boolean | void): void {
+const WIRE_TYPES = new Set([0, 1, 2, 5]);
+
+/**
+ * Calls `visit` for each field of one message; a field `visit` does not read is skipped. A wire type
+ * protobuf does not have (or the deprecated groups) means the bytes are not a message.
+ */
+function eachField(
+  bytes: Uint8Array,
+  visit: (no: number, reader: WireReader, wireType: number) => boolean | void,
+): void {
   const reader = new WireReader(bytes);
   while (!reader.done) {
     const [no, wireType] = reader.tag();
-    if (visit(no, reader) !== true) reader.skip(wireType);
+    if (!WIRE_TYPES.has(wireType)) throw new Error(`unsupported protobuf wire type ${wireType}`);
+    if (visit(no, reader, wireType) !== true) reader.skip(wireType);
   }
 }
 
 /** The length-delimited fields numbered `no` of one message. */
 function messages(bytes: Uint8Array, no: number): Uint8Array[] {
   const out: Uint8Array[] = [];
-  eachField(bytes, (n, r) => {
-    if (n !== no) return false;
+  eachField(bytes, (n, r, wireType) => {
+    if (n !== no || wireType !== 2) return false;
     out.push(r.bytes());
     return true;
   });
@@ -162,7 +169,7 @@ const NUMBER_POINT: PointLayout = { attributes: 7 };
 const HISTOGRAM_POINT: PointLayout = { attributes: 9, min: 11, max: 12 };
 const EXPONENTIAL_HISTOGRAM_POINT: PointLayout = { attributes: 1, min: 12, max: 13 };
 
-type Base = Pick<MetricPoint, 'name' | 'unit' | 'kind' | 'temporality'>;
+type Base = Pick<MetricPoint, 'name' | 'kind' | 'temporality'>;
 
 /**
  * One data point. Common fields: start 2 and time 3 (fixed64 ns). Number points: double 4, int 6
@@ -209,14 +216,12 @@ function point(bytes: Uint8Array, base: Base, layout: PointLayout): MetricPoint 
   };
 }
 
-/** Metric: name 1, unit 3, gauge 5, sum 7, histogram 9, exponential histogram 10 (each: points 1, temporality 2). */
+/** Metric: name 1, gauge 5, sum 7, histogram 9, exponential histogram 10 (each: points 1, temporality 2). */
 function metricPoints(bytes: Uint8Array): MetricPoint[] {
   let name = '';
-  let unit = '';
   const data: { kind: MetricPoint['kind']; layout: PointLayout; bytes: Uint8Array }[] = [];
   eachField(bytes, (no, r) => {
     if (no === 1) name = r.string();
-    else if (no === 3) unit = r.string();
     else if (no === 5) data.push({ kind: 'gauge', layout: NUMBER_POINT, bytes: r.bytes() });
     else if (no === 7) data.push({ kind: 'sum', layout: NUMBER_POINT, bytes: r.bytes() });
     else if (no === 9) data.push({ kind: 'histogram', layout: HISTOGRAM_POINT, bytes: r.bytes() });
@@ -234,7 +239,7 @@ function metricPoints(bytes: Uint8Array): MetricPoint[] {
       else return false;
       return true;
     });
-    return points.map((p) => point(p, { name, unit, kind, temporality }, layout));
+    return points.map((p) => point(p, { name, kind, temporality }, layout));
   });
 }
 

@@ -10,7 +10,7 @@ import { statfs } from 'node:fs/promises';
 import { resolve, sep } from 'node:path';
 import { systemClock, type Clock } from '../clock';
 import { OTLP_EXPORT_INTERVAL_SECONDS } from '../metrics';
-import { totalS3Requests, type ProcessMetrics } from './mountpoint-counters';
+import type { ProcessMetrics } from './mountpoint-counters';
 import { agentProcessStatus, readState, type AgentState, type MountState } from './state';
 
 /** S3 requests over some span of time, from whoever counted them (the agent's Mountpoint metrics, a proxy). */
@@ -51,7 +51,7 @@ export function mountS3Count(processes: readonly ProcessMetrics[]): S3Count {
   for (const m of processes)
     for (const [op, n] of Object.entries(m.s3Requests)) byOperation[op] = (byOperation[op] ?? 0) + n;
   return {
-    requests: processes.reduce((a, m) => a + totalS3Requests(m), 0),
+    requests: Object.values(byOperation).reduce((a, b) => a + b, 0),
     byOperation,
     errors: processes.reduce((a, m) => a + m.s3RequestErrors, 0),
     cacheHits: processes.reduce((a, m) => a + m.cacheHits, 0),

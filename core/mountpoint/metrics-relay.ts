@@ -1,7 +1,7 @@
 /**
  * The agent's OTLP metrics relay. Mountpoint's OTLP resource carries no attributes, so exports that reach
  * the CloudWatch agent cannot say which mount they came from. Each process therefore exports to its own
- * path on this relay (`/mounts/<mount>/<role>`, Mountpoint appends `/v1/metrics`); the relay passes the
+ * path on this relay (`relayProcessEndpoint`: `/mounts/<mount>/<role>`, Mountpoint appends `/v1/metrics`); the relay passes the
  * request on to the CloudWatch agent unchanged, answers with the CloudWatch agent's answer, and hands the
  * decoded points to the agent, which keeps per-process totals (`status --json`, `bench train`, `warm`).
  */
@@ -60,11 +60,6 @@ export class MetricsRelay {
       );
     });
     return relay;
-  }
-
-  /** The endpoint one process exports to: `--otlp-endpoint`. */
-  processEndpoint(mountName: string, role: string): string {
-    return `${this.endpoint}/mounts/${encodeURIComponent(mountName)}/${encodeURIComponent(role)}`;
   }
 
   async stop(): Promise<void> {

@@ -27,11 +27,6 @@ export interface ProcessMetrics {
   readonly fuseRequests: Readonly<Record<string, number>>;
 }
 
-/** The sum of a mount's process totals: all of its S3 requests. */
-export function totalS3Requests(m: Pick<ProcessMetrics, 's3Requests'>): number {
-  return Object.values(m.s3Requests).reduce((a, b) => a + b, 0);
-}
-
 /**
  * Mountpoint exports its experimental metrics with an `experimental.` prefix (1.24: `experimental.fuse.cache_hit`);
  * the plain name is what it would be called once stable.
