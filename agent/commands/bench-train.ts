@@ -84,10 +84,17 @@ export function addTrainCommand(bench: Command, ctx: CliContext): void {
       const dataSet = await findDataSet(path, flags.sampleFormat, limit).catch((err: unknown) => {
         throw err instanceof DataSetError ? new UsageError(`--path: ${err.message}`) : err;
       });
+      const mount = mountHolding(path);
+      // A data set not on FUSE is measured all the same (a local copy is a useful baseline), but said so:
+      // an empty one is most likely a mount point whose mount is not up.
+      const notMountpoint = mount && !mount.fsType.startsWith('fuse') ? mount : undefined;
       if (dataSet.samples === 0) {
         throw new UsageError(
           `--path: no samples under ${path}` +
-            (flags.sampleFormat === 'files' ? ' (no regular files)' : ' (shards.json lists no shards)'),
+            (flags.sampleFormat === 'files' ? ' (no regular files)' : ' (shards.json lists no shards)') +
+            (notMountpoint
+              ? `; it is not on a Mountpoint mount (${notMountpoint.fsType} at ${notMountpoint.mountPoint}): is its mount up? see \`mountfleet status\``
+              : ''),
         );
       }
       if (batchSize > dataSet.samples) {
@@ -95,7 +102,10 @@ export function addTrainCommand(bench: Command, ctx: CliContext): void {
           `--batch-size ${batchSize} is larger than the data set (${dataSet.samples} samples): lower it or add data`,
         );
       }
-      const mount = mountHolding(path);
+      if (notMountpoint)
+        process.stderr.write(
+          `note: ${path} is on ${notMountpoint.fsType} at ${notMountpoint.mountPoint}, not on a Mountpoint mount: this measures that file system\n`,
+        );
       process.stderr.write(
         `${dataSet.samples} samples (${dataSet.format}) under ${path}` +
           (mount ? ` on ${mount.fsType} ${mount.mountPoint}` : '') +

@@ -260,7 +260,10 @@ describe('bench train refuses bad input with exit 2, naming the flag', () => {
   test.each([
     [['--path', join(local, 'missing')], /--path: .*missing does not exist/],
     [['--path', join(data, 's0')], /--path: .*s0 is not a directory/],
-    [['--path', empty], /--path: no samples under .*empty \(no regular files\)/],
+    [
+      ['--path', empty],
+      /--path: no samples under .*empty \(no regular files\); it is not on a Mountpoint mount \(\S+ at \S+\): is its mount up\? see `mountfleet status`/,
+    ],
     [
       ['--path', data, '--batch-size', '11'],
       /--batch-size 11 is larger than the data set \(10 samples\): lower it or add data/,
@@ -285,5 +288,32 @@ describe('bench train refuses bad input with exit 2, naming the flag', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(message);
     expect(r.stdout).toBe('');
+  });
+  test('a local directory is measured, with a note that it is not a Mountpoint mount and S3 requests are not counted', async () => {
+    const r = await runCliInProcess(
+      'bench',
+      'train',
+      '--path',
+      data,
+      '--batch-size',
+      '5',
+      '--step-ms',
+      '0',
+      '--epochs',
+      '1',
+      '--json',
+    );
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(
+      /^note: .*\/data is on \S+ at \S+, not on a Mountpoint mount: this measures that file system$/m,
+    );
+    expect(r.stderr).toMatch(/^S3 requests: not counted: /m);
+    const doc = JSON.parse(r.stdout) as {
+      s3Counts: { unavailable: string };
+      epochs: { batches: number; s3?: unknown }[];
+    };
+    expect(doc.s3Counts.unavailable).toBeTruthy();
+    expect(doc.epochs).toEqual([expect.objectContaining({ batches: 2 })]);
+    expect(doc.epochs[0].s3).toBeUndefined();
   });
 });
