@@ -283,6 +283,7 @@ async function run(command: string[], opts: RunOptions): Promise<number> {
       ...settings,
       path: local.path,
       createdDirectory: local.createdDirectory,
+      checkedPath: local.checkedPath,
       lockFds: local.locks.fds,
       jobId,
       command: command[0],
@@ -299,6 +300,7 @@ async function run(command: string[], opts: RunOptions): Promise<number> {
   } finally {
     unregister();
     local?.locks.release();
+    local?.checkedPath.release();
     stop.dispose();
   }
 }

@@ -25,15 +25,16 @@ import {
   type CreditGuardOptions,
   type CreditReport,
 } from './credit-guard';
-import { signalNumber, startJob, systemdScopeFor, type JobExit } from './job';
+import { signalNumber, startJob, systemdScopeFor, type JobExit, type JobScope } from './job';
 import { mountStatsReader } from './mountstats';
 import { isMounted, mountFileSystem, topMountAt } from './mount';
 import { ensureMountTarget, waitForMountTarget } from './mount-target';
 import { generateRunId } from './naming';
 import type { WaitOptions } from './poll';
 import { createFileSystem, waitForFileSystem } from './provision';
-import { watchRunner } from './runner-watch';
-import { CreateOutcomeUnknown, ScratchInterrupted } from './setup-errors';
+import { watchRunner, type RunnerWatch } from './runner-watch';
+import { CreateOutcomeUnknown, ScratchInterrupted, ScratchSetupError } from './setup-errors';
+import { holdCheckedDirectory, type CheckedDirectory } from '../trusted-path';
 import { stopProcessGroup, superviseJob, type StopReason } from './supervise';
 import {
   reportTeardown,
@@ -71,6 +72,11 @@ export interface ScratchRunRequest {
   readonly path: string;
   /** The outermost directory the caller created for the path: teardown removes it again. */
   readonly createdDirectory?: string;
+  /**
+   * The path as the caller checked it (local-setup.ts): asked again right before the mount, which fails when
+   * the path changed meanwhile. Without it the path is created and checked right before the mount.
+   */
+  readonly checkedPath?: CheckedDirectory;
   /** Descriptors of the run's locks: the runner watcher holds them while it cleans up after a dead runner. */
   readonly lockFds?: readonly number[];
   readonly subnetId: string;
@@ -154,12 +160,22 @@ export async function runScratchJob(request: ScratchRunRequest): Promise<Scratch
   let job: JobExit | undefined;
   let credit: CreditReport | undefined;
   let setupError: string | undefined;
+  // Stands in for this process if it dies from the job's start to the end of teardown (runner-watch.ts).
+  let watch: RunnerWatch | undefined;
   try {
     const mountTargetIp = await provision(request, runId, made, waitOptions, log);
     if (stops.signal.aborted) throw new ScratchInterrupted();
     await mountScratch(request, made, mountTargetIp, stops.signal, log);
     if (stops.signal.aborted) throw new ScratchInterrupted();
-    ({ job, credit } = await runJob(request, made, stops, clock, log));
+    const scope = systemdScopeFor(request.fleetId, request.jobId);
+    watch = watchRunner({
+      scope,
+      graceSeconds: request.teardownGraceSeconds,
+      mount: made.mount,
+      lockFds: request.lockFds ?? [],
+      jobId: request.jobId,
+    });
+    ({ job, credit } = await runJob(request, made, { watch, scope }, stops, clock, log));
   } catch (err) {
     if (err instanceof CreateOutcomeUnknown) made.createOutcomeUnknown = true;
     // A call or helper cut off by the stop request is the interruption itself, not a setup failure.
@@ -178,7 +194,13 @@ export async function runScratchJob(request: ScratchRunRequest): Promise<Scratch
     `${fileSystemId ? `${fileSystemId} of job ${request.jobId}` : `job ${request.jobId}`}`,
   );
   const teardownTimeoutMs = teardownBudgetMs(request.teardownTimeoutMs ?? 180_000, terminationNotice, clock);
-  const teardown = await tearDown({ ...request, runId }, made, teardownTimeoutMs, clock, log);
+  let teardown: TeardownResult;
+  try {
+    teardown = await tearDown({ ...request, runId }, made, teardownTimeoutMs, clock, log);
+  } finally {
+    // The run is over only now: until here a dead runner's mount is still the watcher's to take down.
+    watch?.release();
+  }
   reportTeardown(teardown, { ...request, runId }, log);
 
   return {
@@ -293,8 +315,17 @@ async function mountScratch(
       `${request.path} is already a mount point: unmount it (umount -l ${request.path}) or pass another --path`,
     );
   }
-  // The caller normally created the path before any AWS call (local-setup.ts); a library caller may not have.
+  // The caller normally created and checked the path before any AWS call (local-setup.ts); a library caller
+  // may not have.
   made.firstCreatedDirectory ??= mkdirSync(request.path, { recursive: true });
+  const checked = request.checkedPath ?? holdCheckedDirectory(request.path);
+  const changed = checked.changed();
+  if (checked !== request.checkedPath) checked.release();
+  if (changed !== undefined) {
+    throw new ScratchSetupError(
+      `--path ${request.path} changed after it was checked: ${changed}; nothing was mounted`,
+    );
+  }
   try {
     await mountFileSystem({
       fileSystemId,
@@ -320,21 +351,14 @@ type Stops = ReturnType<typeof watchForStops>;
 async function runJob(
   request: ScratchRunRequest,
   made: RunResources,
+  { watch, scope }: { watch: RunnerWatch; scope: JobScope | undefined },
   stops: Stops,
   clock: Clock,
   log: (line: string) => void,
 ): Promise<{ job: JobExit; credit?: CreditReport }> {
   const stop = stops.signal;
   phase(log, 'running', `${[request.command, ...request.args].join(' ')}`);
-  const scope = systemdScopeFor(request.fleetId, request.jobId);
-  // The watcher first, and the job held at its gate until the watcher knows it: CMD never runs unwatched.
-  const watch = watchRunner({
-    scope,
-    graceSeconds: request.teardownGraceSeconds,
-    mount: made.mount,
-    lockFds: request.lockFds ?? [],
-    jobId: request.jobId,
-  });
+  // The job is held at its gate until the watcher knows it: CMD never runs unwatched.
   const running = startJob(request.command, request.args, {
     env: {
       ...(request.env ?? process.env),
@@ -363,8 +387,9 @@ async function runJob(
     if (job.startError) log(job.startError);
     log(`job exited with status ${job.status}${job.signal ? ` (${job.signal})` : ''}`);
     await stopProcessGroup(running, stop, request.teardownGraceSeconds, clock, log);
+    // Its process group may now be reused by anyone: the watcher must not signal it any more.
+    if (running.remaining().length === 0) watch.jobGone();
   } finally {
-    watch.release();
     // An instance going away needs every second for teardown: no last read of CloudWatch then.
     credit = await guard?.stop({ lastRead: stops.notice() === undefined });
   }

@@ -3,9 +3,11 @@
  * order that gives the clearest answer: root; the path, resolved through symlinks and checked again; the
  * run's locks (so a second run is told what holds the job or path, not that the path is mounted); the EFS
  * mount helper and a path that is no mount point yet; then the path's directories, created now so that a
- * path that cannot be made (below a read-only mount) fails before anything is paid for.
+ * path that cannot be made (below a read-only mount) fails before anything is paid for. The path's parents
+ * must be directories only root can change (core/trusted-path.ts): the mount comes a minute later, and nobody
+ * may re-point the path meanwhile.
  */
-import { realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { makeDirectories } from '../directories';
 import { checkMountPath, withoutTrailingSlash } from '../paths';
@@ -14,6 +16,7 @@ import { LockFileError } from '../lock';
 import { holdJobAndPath, type HeldRunLocks } from './run-locks';
 import { ScratchInUseError } from './setup-errors';
 import { ScratchSettingsError } from './settings';
+import { holdCheckedDirectory, untrustedPathProblem, type CheckedDirectory } from '../trusted-path';
 
 export interface LocalSetupRequest {
   readonly runDir: string;
@@ -34,6 +37,8 @@ export interface LocalSetupRequest {
 export interface LocalSetup {
   /** The resolved mount path (no symlink in it): what is locked, mounted and given to the job. */
   readonly path: string;
+  /** The path's directory as checked: the run asks again right before it mounts. Released with the locks. */
+  readonly checkedPath: CheckedDirectory;
   readonly locks: HeldRunLocks;
   /** The outermost directory created for the path (teardown removes it again), if any. */
   readonly createdDirectory?: string;
@@ -52,11 +57,26 @@ export async function prepareLocalRun(request: LocalSetupRequest): Promise<Local
   try {
     const mountProblem = mountPreflightProblem({ path, mountHelper: request.mountHelper });
     if (mountProblem !== undefined) throw new ScratchSettingsError(mountProblem);
-    return { path, locks, createdDirectory: createPath(path) };
+    const existing = deepestExisting(path);
+    const parentProblem = existing === path ? undefined : untrustedPathProblem(existing, { asParent: true });
+    if (parentProblem !== undefined) throw new ScratchSettingsError(`--path ${path}: ${parentProblem}`);
+    const createdDirectory = createPath(path);
+    try {
+      return { path, locks, createdDirectory, checkedPath: holdCheckedDirectory(path) };
+    } catch (err) {
+      throw new ScratchSettingsError(`--path ${path}: ${(err as Error).message}`);
+    }
   } catch (err) {
     locks.release();
     throw err;
   }
+}
+
+/** The path itself when it exists, else its deepest existing parent. */
+function deepestExisting(path: string): string {
+  let existing = path;
+  while (!existsSync(existing) && dirname(existing) !== existing) existing = dirname(existing);
+  return existing;
 }
 
 /** The path with every symlink resolved, checked against the mount-path rules again. */

@@ -5,10 +5,14 @@
  * system it created, and a file system in use is never deleted. Needs the built bundle.
  */
 import {
+  chmodSync,
+  chownSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   symlinkSync,
   writeFileSync,
@@ -50,6 +54,20 @@ function createdBy(run: ScratchRun): string {
 
 /** The file systems the stand-in mount helper mounted for a run (FS_ID:/ is its first argument). */
 const mountedBy = (run: ScratchRun) => run.helperCalls().map((argv) => argv[0].replace(/:\/$/, ''));
+
+/** The pid of the runner watcher of a job (runner-watch.ts: `sh -c SCRIPT mountfleet-runner-watch … JOB`). */
+function watcherOf(jobId: string): number {
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    let argv: string[];
+    try {
+      argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue;
+    }
+    if (argv.includes('mountfleet-runner-watch') && argv.at(-2) === jobId) return Number(pid);
+  }
+  throw new Error(`no watcher for job ${jobId}`);
+}
 
 /** Ids of this fleet's file systems in the emulator now. */
 const existing = async () => (await fileSystemsOf()).map((fs) => fs.FileSystemId!).sort();
@@ -197,6 +215,44 @@ describe('scratch: one run, one file system', () => {
     expect(fsTag(left, TAG_RUN)).toMatch(/^r\d{8}t\d{6}-[0-9a-f]{16}$/);
   });
 
+  it('a runner killed during its last CloudWatch read, after the job, still has its mount taken down', async () => {
+    const run = await scratch.start({
+      job: 'late-kill',
+      command: job('echo finished'),
+      // The guard's last read after the job is held: the runner is killed while teardown has not begun.
+      faults: (p) =>
+        p.addRule({
+          service: 'cloudwatch',
+          operation: 'GetMetricData',
+          fault: { kind: 'delay', ms: 60_000 },
+        }),
+    });
+    await run.waitFor(/job exited with status 0/);
+    await waitUntil(() => run.proxy.arrived('cloudwatch', 'GetMetricData') > 0, 'the last CloudWatch read');
+    expect(mountsUnder(run.dir)).toHaveLength(1);
+    run.child.kill('SIGKILL');
+    await run.exited;
+    await waitUntil(() => mountsUnder(run.dir).length === 0, 'the dead run to be unmounted');
+    expect(run.stderr()).toContain(
+      'the runner of job late-kill died before its teardown was over: unmounting',
+    );
+  });
+
+  it('a runner SIGKILLed while its watcher gets SIGTERM (systemd stopping the unit): the job still gets its grace', async () => {
+    const run = await scratch.start({
+      job: 'unit-stop',
+      command: job(`trap 'echo checkpointed; exit 0' TERM; echo started; while :; do sleep 0.1; done`),
+      extraArgs: ['--teardown-grace', '30'],
+    });
+    await run.waitFor(/^started$/m);
+    const watcher = watcherOf('unit-stop');
+    run.child.kill('SIGKILL');
+    process.kill(watcher, 'SIGTERM');
+    await run.waitFor(/^checkpointed$/m);
+    await waitUntil(() => mountsUnder(run.dir).length === 0, 'the dead run to be unmounted');
+    expect(liveProcess(watcher)).toBe(false);
+  });
+
   it("refuses a path inside, or around, another run's path (exit 75, holder named) before any AWS call", async () => {
     const outer = await scratch.start({ job: 'outer', command: waitForGo() });
     await outer.waitFor(/^ready$/m);
@@ -253,6 +309,72 @@ describe('scratch run: local problems are named before any AWS call', () => {
     } finally {
       rmSync(links, { recursive: true, force: true });
     }
+  });
+
+  it('refuses a --path below a directory another user can change (exit 2, the directory named) before any AWS call', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'mf-home-'));
+    try {
+      const user = join(home, 'user');
+      mkdirSync(user);
+      chownSync(user, 1000, 1000);
+      const refused = await scratch.start({
+        job: 'user-dir',
+        command: job('echo ran'),
+        extraArgs: ['--path', join(user, 'scratch')],
+      });
+      expect((await refused.exited).code).toBe(2);
+      expect(refused.stderr()).toContain(
+        `${user} belongs to uid 1000: that user can replace what is below it`,
+      );
+      expect(refused.stderr()).not.toContain('ran');
+      expect(refused.proxy.stats().total.requests).toBe(0);
+      expect(existsSync(join(user, 'scratch'))).toBe(false);
+
+      chmodSync(home, 0o777);
+      const open = await scratch.start({
+        job: 'open-dir',
+        command: job('echo ran'),
+        extraArgs: ['--path', join(home, 'scratch')],
+      });
+      expect((await open.exited).code).toBe(2);
+      expect(open.stderr()).toContain(`${home} is writable by other users (mode 0777)`);
+      expect(open.proxy.stats().total.requests).toBe(0);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses right before the mount a --path re-pointed while the file system was provisioned, and deletes it', async () => {
+    let held = 0;
+    const run = await scratch.start({
+      job: 're-pointed',
+      command: job('echo ran'),
+      // The mount target shows `creating` until the test has re-pointed the path.
+      faults: (p) => {
+        held = p.addRule({
+          service: 'efs',
+          operation: 'DescribeMountTargets',
+          match: (r) => r.query.has('MountTargetId'),
+          fault: {
+            kind: 'rewrite',
+            rewrite: (body) => body.replace(/("LifeCycleState"\s*:\s*)"available"/g, '$1"creating"'),
+          },
+        });
+      },
+    });
+    await run.waitFor(/waiting for mount target fsmt-\w+ to become available \(creating/);
+    // What root (the only one who can, below root-owned parents) might do meanwhile: /etc stands in as `elsewhere`.
+    const elsewhere = join(run.dir, 'elsewhere');
+    mkdirSync(elsewhere);
+    renameSync(run.path, join(run.dir, 'checked'));
+    symlinkSync(elsewhere, run.path);
+    run.proxy.removeRule(held);
+    expect((await run.exited).code).toBe(1);
+    expect(run.stderr()).toContain(`--path ${run.path} changed after it was checked:`);
+    expect(run.stderr()).not.toContain('ran');
+    expect(run.helperCalls()).toEqual([]);
+    expect(mountsUnder(run.dir)).toEqual([]);
+    expect(await leftovers(scratch.net)).toEqual(NOTHING_LEFT);
   });
 
   it('names a read-only run dir and a --path that cannot be created, and creates nothing', async () => {
