@@ -179,7 +179,6 @@ function creditGuardFor(
   fleetId: string,
 ): CreditGuardRequest {
   const prices = BUILT_IN_PRICES[region];
-  let metricsFailed = false;
   return {
     // Few attempts: a throttled check is simply retried at the next one.
     cloudwatch: cloudWatchClient({ region, maxAttempts: 2 }),
@@ -192,14 +191,8 @@ function creditGuardFor(
       readPerGb: prices.efsElasticReadPerGb,
       writePerGb: prices.efsElasticWritePerGb,
     },
-    publish: (metrics) => {
-      try {
-        appendCreditMetrics(agentPaths().metricsLogFile, fleetId, metrics, Date.now());
-      } catch (err) {
-        if (!metricsFailed) say(`credit guard: cannot write its metrics (${(err as Error).message})`);
-        metricsFailed = true;
-      }
-    },
+    // A failed write throws: the guard says so once and carries a mode switch to the next line written.
+    publish: (metrics) => appendCreditMetrics(agentPaths().metricsLogFile, fleetId, metrics, Date.now()),
   };
 }
 

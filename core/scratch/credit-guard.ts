@@ -7,11 +7,16 @@
  *
  * The guard never fails the job: a failed or empty read is said once ("blind") and retried quietly.
  * Projections ignore the baseline credit the file system earns meanwhile (at least 1 MiB/s), so they err early.
+ *
+ * Nothing the guard does is remembered as done before it is: the switch to Elastic is tried again at every
+ * check until EFS takes it or says it cannot be done (switchFailure), a stop is marked only once asked for,
+ * and a mode switch whose metric line could not be written is carried to the next line written.
  */
 import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
-import { UpdateFileSystemCommand, type EFSClient } from '@aws-sdk/client-efs';
+import { DescribeFileSystemsCommand, UpdateFileSystemCommand, type EFSClient } from '@aws-sdk/client-efs';
 import { abortAfter } from '../abort';
 import type { Clock } from '../clock';
+import { errorName, errorText } from '../errors';
 import { INITIAL_BURST_CREDIT_GIB } from '../plan/model';
 import { GIB, MIB, TIB } from '../plan/units';
 import type { CreditMetrics } from './credit-metric';
@@ -58,7 +63,10 @@ export interface CreditGuardOptions {
   };
   /** The mount's NFS counters; undefined when unreadable. */
   readonly readCounters?: () => NfsByteCounters | undefined;
-  /** Receives the metrics of each check that could see the credit. */
+  /**
+   * Receives the metrics of each check that could see the credit; throws when they could not be written
+   * (the guard says so once, and carries a mode switch not written yet to the next check's metrics).
+   */
   readonly publish?: (metrics: CreditMetrics) => void;
   /** Ends the job through the run's stop path (`stop`). */
   readonly stopJob: () => void;
@@ -77,6 +85,11 @@ export interface CreditReport {
   /** Metered bytes (reads at a third) counted by the NFS client, when its counters were readable. */
   readonly nfsMeteredBytes: number | null;
   readonly throughputModeSwitchedAt?: string;
+  /**
+   * Set when `--on-credit-low elastic` was due and the switch never happened: the attempts and why the
+   * last one failed (or why none was made).
+   */
+  readonly throughputModeSwitchFailed?: string;
   /** GetMetricData calls made. */
   readonly checks: number;
   /** How long the guard watched: the job's run time. */
@@ -111,8 +124,30 @@ interface GuardState {
   /** Thresholds of WARN_AT_SPENT already warned of. */
   readonly warned: Set<number>;
   lateWarned: boolean;
-  acted: boolean;
+  /** `--on-credit-low stop` has asked the run to stop the job. */
+  stopAsked: boolean;
+  /** `--on-credit-low elastic`: the attempts so far, while the switch is due and not done. */
+  readonly switching: SwitchAttempts;
   switchedAt?: string;
+  /** Mode switches not yet in a metric line written (publish failed): carried to the next one. */
+  unpublishedSwitches: number;
+  publishFailSaid: boolean;
+}
+
+/** The switch to Elastic once it is due: how it went so far and when to try again. */
+interface SwitchAttempts {
+  /** UpdateFileSystem calls made. */
+  attempts: number;
+  /** `Name: message` of the last failure. */
+  lastError?: string;
+  /** The error name last said, so that the same failure at the next check is not said again. */
+  lastSaid?: string;
+  /** No attempt before this time (EFS's 24-hour rule). */
+  notBefore?: number;
+  /** Why EFS cannot make the change at all: never tried again. */
+  impossible?: string;
+  /** The job ended while an UpdateFileSystem was in flight: whether it took effect is unknown. */
+  cutShort?: boolean;
 }
 
 export function startCreditGuard(o: CreditGuardOptions): RunningCreditGuard {
@@ -129,7 +164,10 @@ export function startCreditGuard(o: CreditGuardOptions): RunningCreditGuard {
     blindSaid: false,
     warned: new Set(),
     lateWarned: false,
-    acted: false,
+    stopAsked: false,
+    switching: { attempts: 0 },
+    unpublishedSwitches: 0,
+    publishFailSaid: false,
   };
   guard.nfs.sample(startedAt);
   const watching = watch(guard);
@@ -138,7 +176,14 @@ export function startCreditGuard(o: CreditGuardOptions): RunningCreditGuard {
       guard.ended.abort();
       await watching;
       if (lastRead) await readOnceMore(guard).catch(() => undefined);
-      return creditReport(guard);
+      const report = creditReport(guard);
+      if (report.throughputModeSwitchFailed !== undefined) {
+        o.log(
+          `credit guard: the job ended without the switch to Elastic throughput (--on-credit-low elastic): ` +
+            `${report.throughputModeSwitchFailed}; it ran on bursting throughput past ${Math.round(ACT_AT_SPENT * 100)} % of its credit`,
+        );
+      }
+      return report;
     },
   };
 }
@@ -186,8 +231,26 @@ async function check(guard: GuardState): Promise<void> {
   const outlook = creditOutlook(credit, spendRate(nfs, guard.readings), now);
   warnAtThresholds(guard, outlook);
   warnIfLate(guard, outlook);
-  const switched = await actWhenLow(guard, outlook.spentFraction);
-  o.publish?.(creditMetrics(outlook, switched));
+  guard.unpublishedSwitches += await actWhenLow(guard, outlook.spentFraction);
+  publish(guard, creditMetrics(outlook, guard.unpublishedSwitches));
+}
+
+/** Publishes a check's metrics; a failure is said once, and a mode switch in them waits for the next line. */
+function publish(guard: GuardState, metrics: CreditMetrics): void {
+  const { options: o } = guard;
+  if (!o.publish) return;
+  try {
+    o.publish(metrics);
+    guard.unpublishedSwitches = 0;
+  } catch (err) {
+    if (!guard.publishFailSaid) {
+      o.log(
+        `credit guard: cannot write its metrics (${(err as Error).message}); trying again at every check ` +
+          '(a throughput-mode switch is counted in the first line written after it)',
+      );
+    }
+    guard.publishFailSaid = true;
+  }
 }
 
 /**
@@ -364,29 +427,115 @@ function warnIfLate(guard: GuardState, outlook: CreditOutlook): void {
 }
 
 /**
- * At ACT_AT_SPENT, what `--on-credit-low` asks: stop the job, or switch to Elastic (tried again at each check
- * while EFS cannot yet). Returns the check's mode switches for the metric: 1 when this check switched.
+ * At ACT_AT_SPENT, what `--on-credit-low` asks: stop the job, or switch to Elastic (tried at every check
+ * until it is done or EFS says it cannot be: see switchFailure). Returns the check's mode switches for the
+ * metric: 1 when this check switched.
  */
 async function actWhenLow(guard: GuardState, spentFraction: number): Promise<number> {
   const { options: o } = guard;
-  const due = !guard.acted && spentFraction >= ACT_AT_SPENT && o.onCreditLow !== 'warn';
-  if (!due) return 0;
+  if (spentFraction < ACT_AT_SPENT || o.onCreditLow === 'warn') return 0;
   if (o.onCreditLow === 'stop') {
-    guard.acted = true;
+    if (guard.stopAsked) return 0;
     o.log(
       `credit guard: ${Math.round(spentFraction * 100)} % of the burst credit spent: stopping the job (--on-credit-low stop) rather than let it crawl`,
     );
     o.stopJob();
+    guard.stopAsked = true; // only once the run has been asked: a stop that threw is asked again next check
     return 0;
   }
-  guard.acted = await switchToElastic(guard);
-  return guard.switchedAt ? 1 : 0;
+  const s = guard.switching;
+  if (guard.switchedAt || s.impossible || (s.notBefore !== undefined && o.clock.now() < s.notBefore))
+    return 0;
+  return (await switchToElastic(guard)) ? 1 : 0;
 }
 
-/** UpdateFileSystem to Elastic throughput; false when EFS cannot change the mode yet and the next check retries. */
+/** What the guard does after UpdateFileSystem failed with an error: when it tries again, and why. */
+export interface SwitchFailure {
+  /**
+   * `next-check`: the failure is passing (throttling, a server error, the file system busy), so the next check
+   * tries again; `in-24-hours`: EFS's 24-hour rule, tried again once 24 h have passed since the refusal;
+   * `never`: EFS says the change cannot be made, and asking again gets the same answer.
+   */
+  readonly next: 'next-check' | 'in-24-hours' | 'never';
+  readonly why: string;
+}
+
+/** EFS lets a file system change its throughput mode again only this long after a change (TooManyRequests). */
+export const MODE_CHANGE_INTERVAL_MS = 24 * 3600 * 1000;
+
+/**
+ * What an UpdateFileSystem error means for the switch, from the errors the EFS API reference lists for the
+ * call (botocore's EFS model, 2015-02-01: the codes and their HTTP statuses):
+ *
+ * - `BadRequest` (400): the request is malformed or has an invalid value — the same request gets the same answer;
+ * - `FileSystemNotFound` (404): the file system is gone — nothing to switch;
+ * - `ThroughputLimitExceeded` (400): the throughput limit is reached — a quota, raised only through AWS Support;
+ * - `AccessDeniedException` (403, IAM): the role may not call it — no retry grants the permission;
+ * - `TooManyRequests` (429): the 24-hour rule, not a request rate — impossible until 24 h after the file
+ *   system's last mode change. EFS does not say when that was, so the guard waits 24 h from the refusal;
+ * - `IncorrectFileSystemLifeCycleState` (409): the file system is not `available` (e.g. `updating`) — passing;
+ * - `InsufficientThroughputCapacity` (503): EFS has no capacity for it now — its documentation says try again later;
+ * - `InternalServerError` (500), throttling (`ThrottlingException` 429 and kin), timeouts and connection
+ *   errors — passing, and every other error too: one call a check costs little next to the credit cliff the
+ *   switch exists to avoid.
+ */
+export function switchFailure(errorCode: string): SwitchFailure {
+  switch (errorCode) {
+    case 'BadRequest':
+      return {
+        next: 'never',
+        why: 'EFS refuses the request itself (malformed or an invalid value), and would refuse it again',
+      };
+    case 'FileSystemNotFound':
+      return { next: 'never', why: 'the file system no longer exists' };
+    case 'ThroughputLimitExceeded':
+      return {
+        next: 'never',
+        why: "the file system's throughput limit is reached: only a quota increase (AWS Support) lifts it",
+      };
+    case 'AccessDeniedException':
+    case 'AccessDenied':
+      return {
+        next: 'never',
+        why: 'the instance role may not call elasticfilesystem:UpdateFileSystem (ScratchFileSystems.grantCreateAndDelete grants it)',
+      };
+    case 'TooManyRequests':
+      return {
+        next: 'in-24-hours',
+        why: "EFS allows a file system's throughput mode to change only 24 h after its last change (a change made by hand?)",
+      };
+    case 'IncorrectFileSystemLifeCycleState':
+      return { next: 'next-check', why: 'the file system is not available for a throughput-mode change yet' };
+    case 'InsufficientThroughputCapacity':
+      return { next: 'next-check', why: 'EFS has no throughput capacity for it now' };
+    case 'InternalServerError':
+      return { next: 'next-check', why: 'an EFS server error' };
+    default:
+      return {
+        next: 'next-check',
+        why: /Throttl|TooManyRequestsException|RequestLimitExceeded|SlowDown/.test(errorCode)
+          ? 'EFS throttled the call'
+          : 'a failure that may pass',
+      };
+  }
+}
+
+/**
+ * UpdateFileSystem to Elastic throughput; true when the file system is on Elastic now. Before trying again,
+ * it reads the file system: an earlier attempt whose answer was lost (or throttled after it took effect
+ * within the SDK's own retries) may have switched it already.
+ */
 async function switchToElastic(guard: GuardState): Promise<boolean> {
-  const { options: o, ended } = guard;
+  const { options: o, ended, switching: s } = guard;
   try {
+    if (s.attempts > 0 && (await alreadyElastic(guard))) {
+      guard.switchedAt = new Date(o.clock.now()).toISOString();
+      o.log(
+        `credit guard: ${o.fileSystemId} is on Elastic throughput: an earlier attempt switched it (--on-credit-low elastic); no credit limit from now on`,
+      );
+      return true;
+    }
+    s.attempts += 1;
     await o.efs.send(
       new UpdateFileSystemCommand({ FileSystemId: o.fileSystemId, ThroughputMode: 'elastic' }),
       {
@@ -396,7 +545,7 @@ async function switchToElastic(guard: GuardState): Promise<boolean> {
     guard.switchedAt = new Date(o.clock.now()).toISOString();
     const p = o.elasticPrices;
     o.log(
-      `credit guard: switched ${o.fileSystemId} to Elastic throughput (--on-credit-low elastic): no credit limit from now on; ` +
+      `credit guard: switched ${o.fileSystemId} to Elastic throughput (--on-credit-low elastic${s.attempts > 1 ? `, attempt ${s.attempts}` : ''}): no credit limit from now on; ` +
         (p
           ? `reads cost $${p.readPerGb}/GB and writes $${p.writePerGb}/GB on top of storage (${p.region} prices of \`mountfleet plan\`)`
           : 'reads and writes are then billed per GB transferred') +
@@ -404,21 +553,64 @@ async function switchToElastic(guard: GuardState): Promise<boolean> {
     );
     return true;
   } catch (err) {
-    if (ended.signal.aborted) return true; // the job ended meanwhile: nothing left to switch for
-    const name = (err as Error).name;
-    if (name === 'IncorrectFileSystemLifeCycleState') {
-      // EFS changes the mode of an `available` file system only: try again at the next check.
-      o.log(
-        `credit guard: ${o.fileSystemId} is not available for a throughput-mode change yet; trying again at the next check`,
-      );
+    if (ended.signal.aborted) {
+      s.cutShort = true; // the job ended meanwhile: nothing left to switch for
       return false;
     }
-    o.log(
-      `credit guard: could not switch ${o.fileSystemId} to Elastic throughput (${name}: ${(err as Error).message}); ` +
-        'the job keeps running on bursting throughput',
-    );
-    return true;
+    sayFailure(guard, err);
+    return false;
   }
+}
+
+/** Whether DescribeFileSystems shows the file system on Elastic throughput; false when it cannot tell. */
+async function alreadyElastic(guard: GuardState): Promise<boolean> {
+  const { options: o, ended } = guard;
+  try {
+    const out = await o.efs.send(new DescribeFileSystemsCommand({ FileSystemId: o.fileSystemId }), {
+      abortSignal: ended.signal,
+    });
+    return out.FileSystems?.[0]?.ThroughputMode === 'elastic';
+  } catch {
+    return false; // UpdateFileSystem itself tells what is wrong
+  }
+}
+
+/** Records a failed switch and says it, with what happens next; the same failure again is not said again. */
+function sayFailure(guard: GuardState, err: unknown): void {
+  const { options: o, switching: s } = guard;
+  const name = errorName(err) || 'Error';
+  const failure = switchFailure(name);
+  s.lastError = errorText(err);
+  const now = o.clock.now();
+  let next: string;
+  if (failure.next === 'never') {
+    s.impossible = failure.why;
+    next = 'not trying again';
+  } else if (failure.next === 'in-24-hours') {
+    s.notBefore = now + MODE_CHANGE_INTERVAL_MS;
+    next = `trying again at ${new Date(s.notBefore).toISOString().slice(0, 16)} UTC (24 h from now) if the job still runs`;
+  } else {
+    next = `trying again at every check (every ${o.intervalSeconds} s) until it is done`;
+  }
+  if (s.lastSaid === name && failure.next === 'next-check') return;
+  s.lastSaid = name;
+  o.log(
+    `credit guard: could not switch ${o.fileSystemId} to Elastic throughput (${s.lastError}): ${failure.why}; ` +
+      `${next}; the job keeps running on bursting throughput meanwhile`,
+  );
+}
+
+/** Why the due switch to Elastic never happened, for the report; undefined when it happened or was never due. */
+function switchNeverHappened(guard: GuardState): string | undefined {
+  const s = guard.switching;
+  if (guard.switchedAt || (s.attempts === 0 && !s.cutShort)) return undefined;
+  const tries = `${s.attempts} attempt(s)`;
+  if (s.cutShort) return `${tries}; the job ended while UpdateFileSystem was in flight (its outcome unknown)`;
+  if (s.impossible) return `${tries}, the last failed with ${s.lastError}: ${s.impossible}`;
+  if (s.notBefore !== undefined && guard.options.clock.now() < s.notBefore) {
+    return `${tries}, the last failed with ${s.lastError}: EFS's 24-hour rule, next try not before ${new Date(s.notBefore).toISOString()}`;
+  }
+  return `${tries}, the last failed with ${s.lastError}`;
 }
 
 /** The check's metrics: percent spent to a tenth, minutes left while the credit is being spent. */
@@ -453,10 +645,12 @@ export function cloudWatchTotals(
 /** The run summary's view of the guard, once the job has ended. */
 function creditReport(guard: GuardState): CreditReport {
   const { nfs, startedAt, switchedAt } = guard;
+  const switchFailed = switchNeverHappened(guard);
   return {
     ...cloudWatchTotals(guard.readings),
     nfsMeteredBytes: nfs.readable ? Math.round(nfs.since(startedAt)) : null,
     ...(switchedAt ? { throughputModeSwitchedAt: switchedAt } : {}),
+    ...(switchFailed ? { throughputModeSwitchFailed: switchFailed } : {}),
     checks: guard.checks,
     seconds: Math.round((guard.options.clock.now() - startedAt) / 100) / 10,
   };

@@ -28,6 +28,8 @@ export const runSummarySchema = z
     nfsMeteredBytes: bytes,
     expectedIoBytes: z.number().nonnegative().optional(),
     throughputModeSwitchedAt: z.string().optional(),
+    /** `--on-credit-low elastic` was due and the switch never happened: the attempts and why. */
+    throughputModeSwitchFailed: z.string().optional(),
     /** GetMetricData calls the guard made. */
     creditChecks: z.number().int().nonnegative(),
   })
@@ -54,6 +56,7 @@ export function runSummary(run: {
     nfsMeteredBytes: c?.nfsMeteredBytes ?? null,
     ...(run.expectedIoBytes !== undefined ? { expectedIoBytes: run.expectedIoBytes } : {}),
     ...(c?.throughputModeSwitchedAt ? { throughputModeSwitchedAt: c.throughputModeSwitchedAt } : {}),
+    ...(c?.throughputModeSwitchFailed ? { throughputModeSwitchFailed: c.throughputModeSwitchFailed } : {}),
     creditChecks: c?.checks ?? 0,
   };
 }

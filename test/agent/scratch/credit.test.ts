@@ -11,7 +11,7 @@ import { cloudWatchClient } from '../../../core/aws';
 import { SCRATCH_METRICS_NAMESPACE } from '../../../core/metrics';
 import { TIB } from '../../../core/plan/units';
 import { runSummarySchema } from '../../../core/scratch/run-summary';
-import { fileSystemsOf, job, leftovers, NOTHING_LEFT, useScratchRuns } from './harness';
+import { fileSystemsOf, job, leftovers, NOTHING_LEFT, useScratchRuns, waitUntil } from './harness';
 
 jest.setTimeout(60_000);
 
@@ -124,6 +124,48 @@ describe('mountfleet scratch run: the burst-credit guard', () => {
     expect(metricLines.map((l) => l.BurstCreditUsedPercent)).toEqual(expect.arrayContaining([85, 95]));
     expect(await leftovers(scratch.net)).toEqual(NOTHING_LEFT);
   });
+
+  it('`--on-credit-low elastic` that EFS keeps refusing: tried at every check, the job ends as it would, and the summary says the switch never happened', async () => {
+    const run = await scratch.start({
+      job: 'credit-elastic',
+      command: job('echo running; while [ ! -e "$TEST_DIR/go" ]; do sleep 0.05; done'),
+      extraArgs: ['--credit-check-interval', '10', '--on-credit-low', 'elastic', '--summary', 'summary.json'],
+      env: { MOUNTFLEET_SYSTEM_ROOT: systemRoot },
+      // UpdateFileSystem (which moto lacks) answered "not available" every time: the SDK does not retry a 409.
+      faults: (proxy) =>
+        proxy.addRule({
+          service: 'efs',
+          operation: 'UpdateFileSystem',
+          fault: { kind: 'error', status: 409, code: 'IncorrectFileSystemLifeCycleState' },
+        }),
+    });
+    await run.waitFor(/^running$/m);
+    await scriptCredit(await waitForFileSystem('credit-elastic'), 0.05); // 95 % spent
+    await run.waitFor(
+      /could not switch fs-\w+ to Elastic throughput \(IncorrectFileSystemLifeCycleState/,
+      30_000,
+    );
+    await waitUntil(
+      () => run.proxy.count('efs', 'UpdateFileSystem') >= 2,
+      'the next check to try again',
+      30_000,
+    );
+    writeFileSync(join(run.dir, 'go'), '');
+    expect((await run.exited).code).toBe(0);
+
+    const attempts = run.proxy.count('efs', 'UpdateFileSystem');
+    expect(run.stderr().match(/could not switch/g)).toHaveLength(1); // said once, tried at every check
+    const summary = runSummarySchema.parse(JSON.parse(readFileSync(join(run.dir, 'summary.json'), 'utf8')));
+    expect(summary).toMatchObject({ jobId: 'credit-elastic', exitStatus: 0 });
+    expect(summary.throughputModeSwitchedAt).toBeUndefined();
+    expect(summary.throughputModeSwitchFailed).toMatch(
+      new RegExp(`^${attempts} attempt\\(s\\), the last failed with IncorrectFileSystemLifeCycleState`),
+    );
+    expect(run.stderr()).toContain(
+      `credit guard: the job ended without the switch to Elastic throughput (--on-credit-low elastic): ${summary.throughputModeSwitchFailed}`,
+    );
+    expect(await leftovers(scratch.net)).toEqual(NOTHING_LEFT);
+  }, 90_000);
 
   it('refuses bad guard flags with exit 2, naming the flag, before touching AWS', async () => {
     const runs = await Promise.all(

@@ -180,7 +180,7 @@ describe('credit guard (emulator)', () => {
     expect(log.filter((l) => /stopping the job \(--on-credit-low stop\)/.test(l))).toHaveLength(1);
   });
 
-  it('leaves the job on bursting when EFS refuses the switch (24 h rule), and does not try again', async () => {
+  it('leaves the job on bursting when EFS refuses the switch (24 h rule), and does not try again within 24 h', async () => {
     const standIn = await standInForUpdateFileSystem(
       faults.proxy,
       efsClient({ maxAttempts: 1 }),
@@ -195,10 +195,221 @@ describe('credit guard (emulator)', () => {
     const report = await guard.stop();
     expect(standIn.requests).toHaveLength(1);
     expect(log.filter((l) => /could not switch/.test(l))).toEqual([
-      expect.stringMatching(/\(TooManyRequests: .*\); the job keeps running on bursting throughput$/),
+      expect.stringMatching(
+        /\(TooManyRequests: .*\): EFS allows .* only 24 h after its last change .*; trying again at \d{4}-\d\d-\d\dT\d\d:\d\d UTC \(24 h from now\) if the job still runs; the job keeps running on bursting throughput meanwhile$/,
+      ),
     ]);
     expect(report.throughputModeSwitchedAt).toBeUndefined();
+    expect(report.throughputModeSwitchFailed).toMatch(
+      /^1 attempt\(s\), the last failed with TooManyRequests: .*24-hour rule, next try not before /,
+    );
     expect(log.some((l) => /^credit guard: 95 % of the burst credit spent/.test(l))).toBe(true);
+  });
+
+  it('tries again 24 h after a TooManyRequests refusal, and switches then', async () => {
+    const refused = await standInForUpdateFileSystem(
+      faults.proxy,
+      efsClient({ maxAttempts: 1 }),
+      fileSystemId,
+      { error: { status: 429, code: 'TooManyRequests' }, times: 1 },
+    );
+    const ok = await standInForUpdateFileSystem(faults.proxy, efsClient({ maxAttempts: 1 }), fileSystemId);
+    let written = 0;
+    const clock = steppingClock(t0);
+    const guard = startCreditGuard(
+      guardOptions(clock, {
+        onCreditLow: 'elastic',
+        intervalSeconds: 3600,
+        // 2 of the 2.1 TiB written: 95 % spent by the NFS counters alone, CloudWatch has nothing.
+        readCounters: () => ({ serverReadBytes: 0, serverWriteBytes: written }),
+      }),
+    );
+    written = 2 * TIB;
+    await clock.step(); // 1 h: refused
+    expect(refused.requests).toHaveLength(1);
+    for (let h = 2; h <= 24; h++) await clock.step(); // 24 h after the start: 23 h after the refusal
+    expect(ok.requests).toHaveLength(0);
+    await clock.step(); // 25 h: 24 h after the refusal
+    const report = await guard.stop({ lastRead: false });
+    expect(ok.requests).toEqual([{ ThroughputMode: 'elastic' }]);
+    expect(report.throughputModeSwitchedAt).toBe(new Date(t0 + 25 * 3600_000).toISOString());
+    expect(report.throughputModeSwitchFailed).toBeUndefined();
+  });
+
+  it('tries a throttled switch again at the next check, and switches then', async () => {
+    // The SDK's own retries of the call are used up: what is left is the guard's next check.
+    faults.proxy.addRule({
+      service: 'efs',
+      operation: 'UpdateFileSystem',
+      fault: { kind: 'throttle' },
+      times: 1,
+    });
+    const ok = await standInForUpdateFileSystem(faults.proxy, efsClient({ maxAttempts: 1 }), fileSystemId);
+    const clock = steppingClock(t0);
+    const guard = startCreditGuard(guardOptions(clock, { onCreditLow: 'elastic' }));
+    await runFor(clock, 22, 2 * GIB);
+    const report = await guard.stop();
+
+    expect(ok.requests).toEqual([{ ThroughputMode: 'elastic' }]);
+    expect(report.throughputModeSwitchedAt).toBeDefined();
+    expect(report.throughputModeSwitchFailed).toBeUndefined();
+    // The retry is the very next check: one GetMetricData between the throttled call and the one that switched.
+    const calls = faults.proxy
+      .requests()
+      .filter((r) => r.operation === 'UpdateFileSystem' || r.operation === 'GetMetricData');
+    const throttled = calls.findIndex((r) => r.operation === 'UpdateFileSystem');
+    expect(calls[throttled].outcome).toBe('throttle');
+    expect(calls.slice(throttled + 1, throttled + 3).map((r) => [r.operation, r.outcome])).toEqual([
+      ['GetMetricData', 'forwarded'],
+      ['UpdateFileSystem', 'respond'],
+    ]);
+    expect(log.filter((l) => /could not switch|switched .* to Elastic/.test(l))).toEqual([
+      expect.stringMatching(
+        /^credit guard: could not switch fs-\w+ to Elastic throughput \(ThrottlingException: Rate exceeded\): EFS throttled the call; trying again at every check \(every 60 s\) until it is done; the job keeps running on bursting throughput meanwhile$/,
+      ),
+      expect.stringMatching(
+        /^credit guard: switched fs-\w+ to Elastic throughput \(--on-credit-low elastic, attempt 2\)/,
+      ),
+    ]);
+    expect(published.filter((m) => m.modeSwitches === 1)).toHaveLength(1);
+  });
+
+  it('keeps trying a switch that keeps failing, at every check, says so once, and the report says it never happened', async () => {
+    const failing = await standInForUpdateFileSystem(
+      faults.proxy,
+      efsClient({ maxAttempts: 1 }),
+      fileSystemId,
+      { error: { status: 500, code: 'InternalServerError' } },
+    );
+    const clock = steppingClock(t0);
+    const guard = startCreditGuard(guardOptions(clock, { onCreditLow: 'elastic' }));
+    await runFor(clock, 22, 2 * GIB);
+    const report = await guard.stop();
+
+    // From the check that first saw 90 % spent to the last one: every check tried.
+    const tried = failing.requests.length;
+    expect(tried).toBeGreaterThanOrEqual(3);
+    const checksFrom90 = faults.proxy
+      .requests()
+      .filter((r) => r.operation === 'GetMetricData' || r.operation === 'UpdateFileSystem')
+      .map((r) => r.operation)
+      .join(' ')
+      .split('UpdateFileSystem')
+      .slice(1, -1);
+    expect(checksFrom90.map((between) => between.trim())).toEqual(Array(tried - 1).fill('GetMetricData'));
+    expect(log.filter((l) => /could not switch/.test(l))).toEqual([
+      expect.stringMatching(/\(InternalServerError: .*\): an EFS server error; trying again at every check/),
+    ]);
+    expect(report.throughputModeSwitchedAt).toBeUndefined();
+    expect(report.throughputModeSwitchFailed).toBe(
+      `${tried} attempt(s), the last failed with InternalServerError: InternalServerError`,
+    );
+    expect(log.at(-1)).toBe(
+      `credit guard: the job ended without the switch to Elastic throughput (--on-credit-low elastic): ${report.throughputModeSwitchFailed}; it ran on bursting throughput past 90 % of its credit`,
+    );
+  });
+
+  it.each([
+    ['BadRequest', 400, /EFS refuses the request itself/],
+    ['FileSystemNotFound', 404, /the file system no longer exists/],
+    ['ThroughputLimitExceeded', 400, /only a quota increase \(AWS Support\) lifts it/],
+  ])(
+    'does not try again when EFS says the change cannot be made (%s), and says why',
+    async (code, status, why) => {
+      const standIn = await standInForUpdateFileSystem(
+        faults.proxy,
+        efsClient({ maxAttempts: 1 }),
+        fileSystemId,
+        { error: { status, code } },
+      );
+      const clock = steppingClock(t0);
+      const guard = startCreditGuard(guardOptions(clock, { onCreditLow: 'elastic' }));
+      await runFor(clock, 22, 2 * GIB);
+      const report = await guard.stop();
+      expect(standIn.requests).toHaveLength(1);
+      const said = log.filter((l) => /could not switch/.test(l));
+      expect(said).toHaveLength(1);
+      expect(said[0]).toMatch(
+        new RegExp(
+          `\\(${code}: .*\\): .*; not trying again; the job keeps running on bursting throughput meanwhile$`,
+        ),
+      );
+      expect(said[0]).toMatch(why);
+      expect(report.throughputModeSwitchFailed).toMatch(
+        new RegExp(`^1 attempt\\(s\\), the last failed with ${code}: `),
+      );
+      expect(report.throughputModeSwitchFailed).toMatch(why);
+      // The guard goes on warning: the credit still limits the job.
+      expect(log.some((l) => /^credit guard: 95 % of the burst credit spent/.test(l))).toBe(true);
+    },
+  );
+
+  it('counts a switch whose answer was lost: the next check finds the file system on Elastic and does not ask again', async () => {
+    faults.proxy.addRule({
+      service: 'efs',
+      operation: 'UpdateFileSystem',
+      fault: { kind: 'reset' },
+      times: 1,
+    });
+    // What EFS shows once the lost call has taken effect (moto keeps every file system on bursting).
+    faults.proxy.addRule({
+      service: 'efs',
+      operation: 'DescribeFileSystems',
+      match: (r) => r.query.get('FileSystemId') === fileSystemId,
+      fault: {
+        kind: 'rewrite',
+        rewrite: (body) => body.replace(/"ThroughputMode":\s*"bursting"/g, '"ThroughputMode": "elastic"'),
+      },
+    });
+    const clock = steppingClock(t0);
+    const guard = startCreditGuard(guardOptions(clock, { onCreditLow: 'elastic' }));
+    await runFor(clock, 22, 2 * GIB);
+    const report = await guard.stop();
+    expect(faults.proxy.count('efs', 'UpdateFileSystem')).toBe(1);
+    expect(report.throughputModeSwitchedAt).toBeDefined();
+    expect(log.filter((l) => /Elastic throughput/.test(l)).at(-1)).toMatch(
+      /^credit guard: fs-\w+ is on Elastic throughput: an earlier attempt switched it/,
+    );
+    expect(published.filter((m) => m.modeSwitches === 1)).toHaveLength(1);
+  });
+
+  it('carries a mode switch whose metric line could not be written to the next line', async () => {
+    await standInForUpdateFileSystem(faults.proxy, efsClient({ maxAttempts: 1 }), fileSystemId);
+    let failed = 0;
+    const clock = steppingClock(t0);
+    const guard = startCreditGuard(
+      guardOptions(clock, {
+        onCreditLow: 'elastic',
+        publish: (m) => {
+          if (m.modeSwitches > 0 && failed++ === 0) throw new Error('ENOSPC: no space left on device');
+          published.push(m);
+        },
+      }),
+    );
+    await runFor(clock, 22, 2 * GIB);
+    await guard.stop();
+    expect(failed).toBe(2);
+    expect(published.filter((m) => m.modeSwitches === 1)).toHaveLength(1);
+    expect(log.filter((l) => /cannot write its metrics/.test(l))).toEqual([
+      expect.stringMatching(
+        /^credit guard: cannot write its metrics \(ENOSPC: no space left on device\); trying again at every check/,
+      ),
+    ]);
+  });
+
+  it('asks for the stop again at the next check when asking failed', async () => {
+    const clock = steppingClock(t0);
+    const guard = startCreditGuard(
+      guardOptions(clock, {
+        onCreditLow: 'stop',
+        stopJob: () => {
+          if (++stops === 1) throw new Error('the run is not listening yet');
+        },
+      }),
+    );
+    await runFor(clock, 22, 2 * GIB);
+    await guard.stop();
+    expect(stops).toBe(2);
   });
 
   it('tries the switch again at the next check while the file system is not available', async () => {
