@@ -4,12 +4,11 @@
  * core/bench/train.ts.
  */
 import { Option, type Command } from 'commander';
-import { existsSync, writeFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { parseWholeNumber, UsageError } from '../args';
 import type { CliContext } from '../command';
 import { EXIT_INTERRUPTED, interruptible } from '../interrupt';
-import { printJson, s3Phrase } from '../output';
+import { OutputFile, printJson, s3Phrase } from '../output';
 import { sparkline, timelineSvg } from '../../core/bench/timeline';
 import { benchTrain, type EpochResult } from '../../core/bench/train';
 import { DataSetError, findDataSet, type SampleFormat } from '../../core/bench/train-data';
@@ -76,10 +75,6 @@ export function addTrainCommand(bench: Command, ctx: CliContext): void {
         flags.limit === undefined
           ? undefined
           : parseWholeNumber('--limit', flags.limit, { min: 1, max: 1_000_000_000 });
-      // Checked before anything is read, so a mistyped chart path does not cost the measurements.
-      if (flags.chart && !existsSync(dirname(resolve(flags.chart)))) {
-        throw new UsageError(`--chart: the directory of ${flags.chart} does not exist`);
-      }
       const path = resolve(flags.path);
       const dataSet = await findDataSet(path, flags.sampleFormat, limit).catch((err: unknown) => {
         throw err instanceof DataSetError ? new UsageError(`--path: ${err.message}`) : err;
@@ -102,76 +97,82 @@ export function addTrainCommand(bench: Command, ctx: CliContext): void {
           `--batch-size ${batchSize} is larger than the data set (${dataSet.samples} samples): lower it or add data`,
         );
       }
-      if (notMountpoint)
-        process.stderr.write(
-          `note: ${path} is on ${notMountpoint.fsType} at ${notMountpoint.mountPoint}, not on a Mountpoint mount: this measures that file system\n`,
-        );
-      process.stderr.write(
-        `${dataSet.samples} samples (${dataSet.format}) under ${path}` +
-          (mount ? ` on ${mount.fsType} ${mount.mountPoint}` : '') +
-          `; ${workers} workers, ${prefetch} batches each in flight, batch ${batchSize}, step ${stepMs} ms\n`,
-      );
-
-      const linesTo = flags.json ? process.stderr : process.stdout;
-      let s3Source: S3CountSource | undefined;
-      const results = await interruptible(
-        'mountfleet bench train: stopping; printing what was measured',
-        (signal) => {
-          const s3 = agentS3Counter(
-            path,
-            agentPaths().runDir,
-            (reason) => process.stderr.write(`S3 requests: not counted: ${reason}\n`),
-            signal,
+      // Opened before anything is read, so a chart that cannot be written does not cost the measurements.
+      const chart = flags.chart === undefined ? undefined : OutputFile.open('--chart', flags.chart);
+      try {
+        if (notMountpoint)
+          process.stderr.write(
+            `note: ${path} is on ${notMountpoint.fsType} at ${notMountpoint.mountPoint}, not on a Mountpoint mount: this measures that file system\n`,
           );
-          s3Source = s3.source;
-          if ('agentMount' in s3.source)
-            process.stderr.write(
-              `S3 requests: from Mountpoint's metrics via the agent (mount ${s3.source.agentMount}); ` +
-                "between epochs the run waits for Mountpoint's next metrics export\n",
+        process.stderr.write(
+          `${dataSet.samples} samples (${dataSet.format}) under ${path}` +
+            (mount ? ` on ${mount.fsType} ${mount.mountPoint}` : '') +
+            `; ${workers} workers, ${prefetch} batches each in flight, batch ${batchSize}, step ${stepMs} ms\n`,
+        );
+
+        const linesTo = flags.json ? process.stderr : process.stdout;
+        let s3Source: S3CountSource | undefined;
+        const results = await interruptible(
+          'mountfleet bench train: stopping; printing what was measured',
+          (signal) => {
+            const s3 = agentS3Counter(
+              path,
+              agentPaths().runDir,
+              (reason) => process.stderr.write(`S3 requests: not counted: ${reason}\n`),
+              signal,
             );
-          return benchTrain({
-            dataSet,
+            s3Source = s3.source;
+            if ('agentMount' in s3.source)
+              process.stderr.write(
+                `S3 requests: from Mountpoint's metrics via the agent (mount ${s3.source.agentMount}); ` +
+                  "between epochs the run waits for Mountpoint's next metrics export\n",
+              );
+            return benchTrain({
+              dataSet,
+              batchSize,
+              workers,
+              prefetch,
+              stepMs,
+              epochs,
+              signal,
+              s3Counter: s3.read,
+              onEpoch: (r) => {
+                linesTo.write(`${epochLine(r)}\n`);
+                process.stderr.write(`epoch ${r.epoch} busy/s ${sparkline(r.busyPercentBySecond)}\n`);
+              },
+            }).finally(() => (s3Source = s3.source));
+          },
+        );
+        // A stop ends the run early: in an epoch (reported incomplete) or between two.
+        const complete = results.length === epochs && results.every((r) => r.complete);
+        if (flags.json) {
+          printJson({
+            path,
+            ...(mount ? { mount: { mountPoint: mount.mountPoint, fsType: mount.fsType } } : {}),
+            sampleFormat: dataSet.format,
+            samples: dataSet.samples,
             batchSize,
             workers,
             prefetch,
             stepMs,
-            epochs,
-            signal,
-            s3Counter: s3.read,
-            onEpoch: (r) => {
-              linesTo.write(`${epochLine(r)}\n`);
-              process.stderr.write(`epoch ${r.epoch} busy/s ${sparkline(r.busyPercentBySecond)}\n`);
-            },
-          }).finally(() => (s3Source = s3.source));
-        },
-      );
-      // A stop ends the run early: in an epoch (reported incomplete) or between two.
-      const complete = results.length === epochs && results.every((r) => r.complete);
-      if (flags.chart) {
-        writeFileSync(
-          flags.chart,
-          timelineSvg(
-            results.map((r) => ({ label: `epoch ${r.epoch}`, busyPercentBySecond: r.busyPercentBySecond })),
-            `Consumer busy % per second: ${path}, ${dataSet.format}, batch ${batchSize}, ${workers} workers, step ${stepMs} ms`,
-          ),
-        );
-        process.stderr.write(`wrote ${flags.chart}\n`);
+            complete,
+            s3Counts: s3Source,
+            epochs: results,
+          });
+        }
+        // After the figures are out: a chart that cannot be written fails the run without losing them.
+        if (chart) {
+          chart.write(
+            timelineSvg(
+              results.map((r) => ({ label: `epoch ${r.epoch}`, busyPercentBySecond: r.busyPercentBySecond })),
+              `Consumer busy % per second: ${path}, ${dataSet.format}, batch ${batchSize}, ${workers} workers, step ${stepMs} ms`,
+            ),
+          );
+          process.stderr.write(`wrote ${chart.path}\n`);
+        }
+        if (!complete) ctx.exitCode = EXIT_INTERRUPTED;
+      } finally {
+        chart?.discard();
       }
-      if (flags.json) {
-        printJson({
-          path,
-          ...(mount ? { mount: { mountPoint: mount.mountPoint, fsType: mount.fsType } } : {}),
-          sampleFormat: dataSet.format,
-          samples: dataSet.samples,
-          batchSize,
-          workers,
-          prefetch,
-          stepMs,
-          complete,
-          s3Counts: s3Source,
-          epochs: results,
-        });
-      }
-      if (!complete) ctx.exitCode = EXIT_INTERRUPTED;
     });
 }

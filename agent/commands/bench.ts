@@ -5,13 +5,14 @@
  * Logic in core/bench.
  */
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
-import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parsePositive, parseWholeNumber, UsageError } from '../args';
 import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
 import type { RegisterCommand } from '../command';
 import { addTrainCommand } from './bench-train';
-import { printJson } from '../output';
+import { OutputFile, printJson } from '../output';
+import { makeDirectories } from '../../core/directories';
 import { latencyCsv, measureLatency, sizesUpTo, type LatencyTarget } from '../../core/bench/latency';
 import { benchRead } from '../../core/bench/read';
 import { benchS3Client } from '../../core/bench/s3-clients';
@@ -64,40 +65,51 @@ export const register: RegisterCommand = (program, ctx) => {
       if (!flags.standardBucket && !flags.expressBucket) {
         throw new UsageError('give --standard-bucket and/or --express-bucket');
       }
-      await resolveAws(flags);
-      // The rows are the result (stdout); with --json the document is, and they are progress (stderr).
-      const rowsTo = flags.json ? process.stderr : process.stdout;
-      const targets: LatencyTarget[] = [
-        ...(flags.standardBucket ? [{ label: 'standard', bucket: flags.standardBucket }] : []),
-        ...(flags.expressBucket ? [{ label: 'express', bucket: flags.expressBucket }] : []),
-      ].map((t) => ({ ...t, client: benchS3Client(t.bucket) }));
-      if (flags.createBuckets) {
-        for (const t of targets) await t.client.send(new CreateBucketCommand({ Bucket: t.bucket }));
+      // The directory and both files before any request: a destination that cannot be written costs nothing.
+      mkdirOutput(flags.out);
+      const csv = OutputFile.open('--out', join(flags.out, 'latency.csv'));
+      let svg: OutputFile;
+      try {
+        svg = OutputFile.open('--out', join(flags.out, 'latency.svg'));
+      } catch (err) {
+        csv.discard();
+        throw err;
       }
-      const rows = await measureLatency({
-        targets,
-        sizes,
-        runs,
-        keyPrefix: flags.keyPrefix,
-        onRow: (r) =>
-          rowsTo.write(
-            `${r.target.padEnd(8)} ${r.op} ${formatSize(r.sizeBytes).padStart(7)}: ` +
-              `p50 ${r.p50.toFixed(1)} ms, p90 ${r.p90.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, mean ${r.mean.toFixed(1)} ms\n`,
+      try {
+        await resolveAws(flags);
+        // The rows are the result (stdout); with --json the document is, and they are progress (stderr).
+        const rowsTo = flags.json ? process.stderr : process.stdout;
+        const targets: LatencyTarget[] = [
+          ...(flags.standardBucket ? [{ label: 'standard', bucket: flags.standardBucket }] : []),
+          ...(flags.expressBucket ? [{ label: 'express', bucket: flags.expressBucket }] : []),
+        ].map((t) => ({ ...t, client: benchS3Client(t.bucket) }));
+        if (flags.createBuckets) {
+          for (const t of targets) await t.client.send(new CreateBucketCommand({ Bucket: t.bucket }));
+        }
+        const rows = await measureLatency({
+          targets,
+          sizes,
+          runs,
+          keyPrefix: flags.keyPrefix,
+          onRow: (r) =>
+            rowsTo.write(
+              `${r.target.padEnd(8)} ${r.op} ${formatSize(r.sizeBytes).padStart(7)}: ` +
+                `p50 ${r.p50.toFixed(1)} ms, p90 ${r.p90.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, mean ${r.mean.toFixed(1)} ms\n`,
+            ),
+        });
+        csv.write(latencyCsv(rows));
+        svg.write(
+          latencySvg(
+            rows,
+            `S3 request latency by object size (${runs} runs per point; ${targets.map((t) => t.bucket).join(' vs ')})`,
           ),
-      });
-      mkdirSync(flags.out, { recursive: true });
-      const csv = join(flags.out, 'latency.csv');
-      const svg = join(flags.out, 'latency.svg');
-      writeFileSync(csv, latencyCsv(rows));
-      writeFileSync(
-        svg,
-        latencySvg(
-          rows,
-          `S3 request latency by object size (${runs} runs per point; ${targets.map((t) => t.bucket).join(' vs ')})`,
-        ),
-      );
-      if (flags.json) printJson({ csv, svg, rows });
-      else process.stderr.write(`wrote ${csv} and ${svg}\n`);
+        );
+        if (flags.json) printJson({ csv: csv.path, svg: svg.path, rows });
+        else process.stderr.write(`wrote ${csv.path} and ${svg.path}\n`);
+      } finally {
+        csv.discard();
+        svg.discard();
+      }
     });
 
   bench
@@ -132,6 +144,18 @@ export const register: RegisterCommand = (program, ctx) => {
 
   addTrainCommand(bench, ctx);
 };
+
+/** `bench latency --out DIR`, made when missing; a directory that cannot be made is a usage error. */
+function mkdirOutput(dir: string): void {
+  try {
+    makeDirectories(dir);
+  } catch (err) {
+    throw new UsageError(
+      `--out ${dir} cannot be created (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): give a writable directory`,
+      { cause: err },
+    );
+  }
+}
 
 /** `bench read --path DIR`: a missing or non-directory path is a typo, said before anything is read. */
 function checkReadableDirectory(path: string): void {

@@ -6,9 +6,7 @@ import { Command, Option } from 'commander';
 import { EXIT_IN_USE, EXIT_USAGE, parsePositive, parseWholeNumber, UsageError } from '../args';
 import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
 import type { RegisterCommand } from '../command';
-import { printJson } from '../output';
-import { statSync, writeFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { OutputFile, printJson } from '../output';
 import { cloudWatchClient, efsClient } from '../../core/aws';
 import {
   DEFAULT_SCRATCH_PATH,
@@ -30,7 +28,12 @@ import {
   listScratchFileSystems,
   NotThisFleetsError,
 } from '../../core/scratch/inventory';
-import { runScratchJob, MAX_SPOT_POLL_MS, type CreditGuardRequest } from '../../core/scratch/lifecycle';
+import {
+  EXIT_SCRATCH_FAILED,
+  MAX_SPOT_POLL_MS,
+  runScratchJob,
+  type CreditGuardRequest,
+} from '../../core/scratch/lifecycle';
 import type { StopReason } from '../../core/scratch/supervise';
 import { generateJobId, jobIdProblem } from '../../core/scratch/naming';
 import { burstCreditPreflight, parseBytes } from '../../core/scratch/preflight';
@@ -102,10 +105,6 @@ function parseRunFlags(opts: RunOptions): RunFlags {
   // Before IMDS and AWS: a bad path is a usage error whatever the instance.
   const pathProblem = opts.path === undefined ? undefined : checkMountPath(opts.path);
   if (pathProblem) throw new UsageError(`--path: ${pathProblem}`);
-  const summaryDir = opts.summary === undefined ? undefined : dirname(resolve(opts.summary));
-  if (summaryDir !== undefined && !statSync(summaryDir, { throwIfNoEntry: false })?.isDirectory()) {
-    throw new UsageError(`--summary: ${summaryDir} is not a directory: create it or give another path`);
-  }
   const whole = (flag: string, value: string | undefined, min: number, max: number) =>
     value === undefined ? undefined : parseWholeNumber(flag, value, { min, max });
   return {
@@ -196,17 +195,21 @@ function creditGuardFor(
   };
 }
 
-/** The run's outcome as JSON: into --summary FILE when given, and always as the last line of stderr. */
-function reportSummary(summary: ReturnType<typeof runSummary>, file: string | undefined): void {
-  if (file !== undefined) {
-    try {
-      writeFileSync(file, `${JSON.stringify(summary, null, 2)}\n`);
-    } catch (err) {
-      say(`cannot write --summary ${file}: ${(err as Error).message}`);
-    }
+/**
+ * The run's outcome as JSON: into --summary FILE when given, and always as the last line of stderr. False
+ * when the file was asked for and could not be written.
+ */
+function reportSummary(summary: ReturnType<typeof runSummary>, file: OutputFile | undefined): boolean {
+  let written = true;
+  try {
+    file?.write(`${JSON.stringify(summary, null, 2)}\n`);
+  } catch (err) {
+    say((err as Error).message);
+    written = false;
   }
   // For logs that keep only stderr.
   process.stderr.write(`${JSON.stringify(summary)}\n`);
+  return written;
 }
 
 /**
@@ -227,6 +230,8 @@ async function run(command: string[], opts: RunOptions): Promise<number> {
   const config = loadOptionalAgentConfig(opts.config);
   const fleetId = resolveFleetId(opts.fleet, config);
   const mountHelper = process.env.MOUNTFLEET_EFS_MOUNT_HELPER || undefined;
+  // Before any AWS call: a summary that cannot be written is a usage error now, not a surprise after the job.
+  const summaryFile = opts.summary === undefined ? undefined : OutputFile.open('--summary', opts.summary);
   const stop = stopOnSignals();
   let local: LocalSetup | undefined;
   let unregister = () => undefined as void;
@@ -288,9 +293,14 @@ async function run(command: string[], opts: RunOptions): Promise<number> {
       log: say,
       creditGuard: creditGuardFor(flags, opts.onCreditLow, identity.region, fleetId),
     });
-    reportSummary(runSummary({ jobId, ...result, expectedIoBytes: flags.expectedIoBytes }), opts.summary);
+    const summary = runSummary({ jobId, ...result, expectedIoBytes: flags.expectedIoBytes });
+    if (!reportSummary(summary, summaryFile) && result.exitStatus === 0) {
+      say('the run succeeded but its --summary was not written: exiting 1');
+      return EXIT_SCRATCH_FAILED;
+    }
     return result.exitStatus;
   } finally {
+    summaryFile?.discard();
     unregister();
     local?.locks.release();
     local?.checkedPath.release();

@@ -279,7 +279,11 @@ describe('bench train refuses bad input with exit 2, naming the flag', () => {
     [['--path', data, '--sample-format', 'zip'], /--sample-format.*zip/],
     [
       ['--path', data, '--batch-size', '2', '--chart', join(local, 'no-such-dir', 'c.svg')],
-      /--chart: the directory of .*c\.svg does not exist/,
+      /--chart .*c\.svg: .*no-such-dir is not a directory: create it or give another path/,
+    ],
+    [
+      ['--path', data, '--batch-size', '2', '--chart', empty],
+      /--chart .*empty: is a directory: give the path of a file to write/,
     ],
     [['--path', data, '--workers', '0'], /--workers "0": must be a whole number from 1 to 1024/],
     [['--path', data, '--step-ms', '1.5'], /--step-ms "1.5": must be a whole number from 0/],

@@ -4,7 +4,9 @@
  * ends with no file system, no mount target and no mount-target network interface left in the emulator.
  * The bundle must be built first (`node scripts/bundle.mjs`; scripts/test.sh does it).
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DescribeMountTargetsCommand, DescribeMountTargetSecurityGroupsCommand } from '@aws-sdk/client-efs';
 import { efsClient } from '../../../core/aws';
@@ -246,6 +248,44 @@ describe('mountfleet scratch run', () => {
     expect(teardown.proxy.count('efs', 'DeleteMountTarget')).toBe(2);
     expect(teardown.stderr()).not.toMatch(/teardown attempt 1 failed/);
     expect(teardown.proxy.count('efs', 'DeleteFileSystem')).toBe(7);
+    expect(await leftovers(scratch.net)).toEqual(NOTHING_LEFT);
+  });
+
+  it('refuses a --summary it cannot write before any AWS call, and fails a run whose summary was not written', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mf-summary-'));
+    try {
+      const refused = await scratch.start({
+        job: 'summary-dir',
+        command: job('echo ran'),
+        extraArgs: ['--summary', dir],
+      });
+      expect((await refused.exited).code).toBe(2);
+      expect(refused.stderr()).toContain(
+        `--summary ${dir}: is a directory: give the path of a file to write`,
+      );
+      expect(refused.stderr()).not.toContain('ran');
+      expect(refused.proxy.stats().total.requests).toBe(0);
+
+      // Room for the file, none for its content: the write after the job fails.
+      const full = join(dir, 'full');
+      mkdirSync(full);
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', full]);
+      try {
+        const run = await scratch.start({
+          job: 'summary-full',
+          command: job(`head -c 1048576 /dev/zero > ${join(full, 'filler')}; echo ran`),
+          extraArgs: ['--summary', join(full, 'summary.json')],
+        });
+        expect((await run.exited).code).toBe(1);
+        expect(run.stderr()).toContain('ran');
+        expect(run.stderr()).toContain(`--summary ${join(full, 'summary.json')} was not written: ENOSPC`);
+        expect(run.stderr()).toContain('the run succeeded but its --summary was not written: exiting 1');
+      } finally {
+        execFileSync('umount', [full]);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
     expect(await leftovers(scratch.net)).toEqual(NOTHING_LEFT);
   });
 
