@@ -7,8 +7,19 @@
  * directory on the way is root's and closed to others (or sticky, like /tmp, with the next component
  * root's), so the path names the same directory for the whole run. The leaf itself may belong to anyone.
  */
-import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, type Stats } from 'node:fs';
-import { dirname, join } from 'node:path';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readlinkSync,
+  realpathSync,
+  type Stats,
+} from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { withoutTrailingSlash } from './paths';
 
 /** The uids whose directories are trusted: root, and this process's own (the same when it runs as root). */
 function trustedUids(): ReadonlySet<number> {
@@ -69,6 +80,57 @@ export function untrustedPathProblem(path: string, { asParent = false } = {}): s
       );
     }
     parent = { path: part, stats };
+  }
+  return undefined;
+}
+
+/**
+ * untrustedPathProblem for a path that may not exist yet: its deepest existing directory must be one only
+ * root can change (the rest will be made by root below it).
+ */
+export function untrustedPathProblemBeforeCreating(path: string): string | undefined {
+  let existing = path;
+  while (!existsSync(existing) && dirname(existing) !== existing) existing = dirname(existing);
+  return untrustedPathProblem(existing, { asParent: existing !== path });
+}
+
+/**
+ * The absolute path with every symlink in its existing part resolved (the rest, not created yet, kept as
+ * given), so `/mnt/x` → `/etc` is seen as `/etc` before anything is mounted there.
+ */
+export function realMountPath(path: string): string {
+  const absolute = withoutTrailingSlash(path);
+  try {
+    return realpathSync(absolute);
+  } catch {
+    const parent = dirname(absolute);
+    return parent === absolute ? absolute : join(realMountPath(parent), basename(absolute));
+  }
+}
+
+/**
+ * For a path used as configured (agent.json's mount paths go into unit files as written): the directories it
+ * resolves to must be ones only root can change, and so must every directory holding a symlink on the way
+ * (whoever can replace the link re-points the path). A symlink in a sticky directory must be root's.
+ */
+export function untrustedConfiguredPathProblem(path: string): string | undefined {
+  const resolved = untrustedPathProblemBeforeCreating(realMountPath(path));
+  if (resolved) return resolved;
+  const trusted = trustedUids();
+  for (const part of components(withoutTrailingSlash(path))) {
+    let stats: Stats;
+    try {
+      stats = lstatSync(part);
+    } catch {
+      return undefined; // not made yet: created by root below a checked directory
+    }
+    if (!stats.isSymbolicLink()) continue;
+    const holder = realMountPath(dirname(part));
+    const problem = untrustedPathProblem(holder, { asParent: true });
+    if (problem) return `the symlink ${part} is in a directory others can change: ${problem}`;
+    if (lstatSync(holder).mode & S_ISVTX && !trusted.has(stats.uid)) {
+      return `the symlink ${part} belongs to uid ${stats.uid} in the sticky directory ${holder}: that user can re-point it; use a directory root owns`;
+    }
   }
   return undefined;
 }

@@ -19,6 +19,7 @@ import { handleAutoScalingTermination } from '../../core/termination-hook';
 import { lookupInstanceType } from '../../core/mountpoint/instance-types';
 import { agentPaths } from '../../core/mountpoint/paths';
 import { AgentRunDirBusy, holdAgentRunDir } from '../../core/mountpoint/agent-lock';
+import { untrustedConfiguredPathProblem } from '../../core/trusted-path';
 
 interface UpOptions {
   config?: string;
@@ -37,6 +38,11 @@ export const register: RegisterCommand = (program, ctx) => {
       const log = (e: Record<string, unknown>) =>
         process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...e })}\n`);
       const config = loadAgentConfig(opts.config);
+      // Mountpoint mounts (and systemd restarts) these paths long after now: nobody but root may re-point them.
+      config.mounts.forEach((m, i) => {
+        const problem = untrustedConfiguredPathProblem(m.path);
+        if (problem) throw new UsageError(`agent.json mounts[${i}].path ${m.path}: ${problem}`);
+      });
       const paths = agentPaths();
       if (!opts.supervise && !existsSync('/run/systemd/system')) {
         throw new UsageError('systemd is not running here; use --supervise');

@@ -3,7 +3,7 @@
  * CommandRunner, so tests check the exact commands without formatting disks) and each process's cache
  * directory. What to prepare is planned in cache-volume.ts.
  */
-import { chmodSync, chownSync, lstatSync, mkdirSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, fchownSync, mkdirSync, openSync } from 'node:fs';
 import { isMountPoint } from '../mountinfo';
 import type { CacheVolume } from './cache-volume';
 import { execCommand, type CommandRunner } from './command-runner';
@@ -43,8 +43,20 @@ export async function prepareCacheVolume(
  */
 export function prepareCacheDirectory(directory: string): void {
   mkdirSync(directory, { recursive: true, mode: 0o700 });
-  if (!lstatSync(directory).isDirectory())
-    throw new Error(`cache directory ${directory} is not a directory (a symlink or a file is in the way)`);
-  chownSync(directory, process.getuid!(), process.getgid!());
-  chmodSync(directory, 0o700);
+  let fd: number;
+  try {
+    // Through a descriptor of the directory itself: a symlink put in its place is refused, never followed.
+    fd = openSync(directory, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  } catch (err) {
+    throw new Error(
+      `cache directory ${directory} is not a directory (a symlink or a file is in the way): ${(err as Error).message}`,
+      { cause: err },
+    );
+  }
+  try {
+    fchownSync(fd, process.getuid!(), process.getgid!());
+    fchmodSync(fd, 0o700);
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
+import { untrustedConfiguredPathProblem } from '../trusted-path';
 import { backoffDelay, systemClock, type Clock } from '../clock';
 import { prepareCacheDirectory } from './cache-volume-setup';
 import { execCommand, type CommandRunner } from './command-runner';
@@ -88,6 +89,9 @@ export class Supervisor {
     // First detach the dead FUSE mount a killed process leaves: every access to the path, mkdir's
     // included, fails with ENOTCONN ("Transport endpoint is not connected") until it is gone.
     await this.detachOwnMount(entry);
+    // Asked again before every (re)start: a restart may come days after `up` checked the path.
+    const untrusted = untrustedConfiguredPathProblem(spec.mountPoint);
+    if (untrusted) throw new Error(`${spec.key}: not mounting at ${spec.mountPoint}: ${untrusted}`);
     mkdirSync(spec.mountPoint, { recursive: true });
     if (spec.cacheDirectory) prepareCacheDirectory(spec.cacheDirectory);
     if (entry.stopped.signal.aborted) throw new Error(`${spec.key} was stopped before it started`);

@@ -7,6 +7,7 @@
  * detached layer keep working until closed. There is never a moment with nothing mounted on the path.
  */
 import { mkdirSync } from 'node:fs';
+import { untrustedConfiguredPathProblem } from '../trusted-path';
 import { execCommand, type CommandRunner } from './command-runner';
 import { mountStack, sameMount, topMount, type MountEntry } from '../mountinfo';
 
@@ -53,6 +54,8 @@ export class PathSwitcher {
       this.layers.pop();
       return;
     }
+    const untrusted = untrustedConfiguredPathProblem(this.userPath);
+    if (untrusted) throw new Error(`not binding ${target} on ${this.userPath}: ${untrusted}`);
     mkdirSync(this.userPath, { recursive: true });
     await this.run('mount', ['--bind', target, this.userPath]);
     const layer = topMount(this.userPath, this.entries());

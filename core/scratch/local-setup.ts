@@ -7,16 +7,19 @@
  * must be directories only root can change (core/trusted-path.ts): the mount comes a minute later, and nobody
  * may re-point the path meanwhile.
  */
-import { existsSync, realpathSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
 import { makeDirectories } from '../directories';
-import { checkMountPath, withoutTrailingSlash } from '../paths';
+import { checkMountPath } from '../paths';
 import { mountPreflightProblem, rootProblem } from './preflight';
 import { LockFileError } from '../lock';
 import { holdJobAndPath, type HeldRunLocks } from './run-locks';
 import { ScratchInUseError } from './setup-errors';
 import { ScratchSettingsError } from './settings';
-import { holdCheckedDirectory, untrustedPathProblem, type CheckedDirectory } from '../trusted-path';
+import {
+  holdCheckedDirectory,
+  realMountPath,
+  untrustedPathProblemBeforeCreating,
+  type CheckedDirectory,
+} from '../trusted-path';
 
 export interface LocalSetupRequest {
   readonly runDir: string;
@@ -57,9 +60,8 @@ export async function prepareLocalRun(request: LocalSetupRequest): Promise<Local
   try {
     const mountProblem = mountPreflightProblem({ path, mountHelper: request.mountHelper });
     if (mountProblem !== undefined) throw new ScratchSettingsError(mountProblem);
-    const existing = deepestExisting(path);
-    const parentProblem = existing === path ? undefined : untrustedPathProblem(existing, { asParent: true });
-    if (parentProblem !== undefined) throw new ScratchSettingsError(`--path ${path}: ${parentProblem}`);
+    const pathProblem = untrustedPathProblemBeforeCreating(path);
+    if (pathProblem !== undefined) throw new ScratchSettingsError(`--path ${path}: ${pathProblem}`);
     const createdDirectory = createPath(path);
     try {
       return { path, locks, createdDirectory, checkedPath: holdCheckedDirectory(path) };
@@ -70,13 +72,6 @@ export async function prepareLocalRun(request: LocalSetupRequest): Promise<Local
     locks.release();
     throw err;
   }
-}
-
-/** The path itself when it exists, else its deepest existing parent. */
-function deepestExisting(path: string): string {
-  let existing = path;
-  while (!existsSync(existing) && dirname(existing) !== existing) existing = dirname(existing);
-  return existing;
 }
 
 /** The path with every symlink resolved, checked against the mount-path rules again. */
@@ -116,19 +111,5 @@ function createPath(path: string): string | undefined {
     throw new ScratchSettingsError(
       `--path ${path} cannot be created (${(err as Error).message}): pass a path on a writable file system`,
     );
-  }
-}
-
-/**
- * The absolute path with every symlink in its existing part resolved (the rest, not created yet, kept as
- * given), so `/mnt/x` → `/etc` is seen as `/etc` before anything is mounted there.
- */
-export function realMountPath(path: string): string {
-  const absolute = withoutTrailingSlash(path);
-  try {
-    return realpathSync(absolute);
-  } catch {
-    const parent = dirname(absolute);
-    return parent === absolute ? absolute : join(realMountPath(parent), basename(absolute));
   }
 }

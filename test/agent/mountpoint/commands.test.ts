@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli, runCliInProcess } from '../../support/cli';
@@ -65,6 +65,39 @@ test('up with a missing config names the file and how to pass another', async ()
   expect(r.stderr).toMatch(
     /cannot read agent config \/nonexistent\.json.*--config FILE or set MOUNTFLEET_CONFIG/,
   );
+});
+
+test('up refuses a mount path another user could re-point (a parent of theirs), before it installs or mounts anything', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'mf-up-home-'));
+  try {
+    const user = join(home, 'user');
+    mkdirSync(user);
+    chownSync(user, 1000, 1000);
+    const config = join(home, 'agent.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        version: 1,
+        fleetId: 'f',
+        region: 'us-east-1',
+        mounts: [
+          { bucket: 'data-bucket', path: join(home, 'data') },
+          { bucket: 'data-bucket', prefix: 'p/', path: join(user, 'data') },
+        ],
+      }),
+    );
+    const r = await runCli(['up', '--supervise', '--config', config], {
+      env: { MOUNTFLEET_RUN_DIR: runDir },
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      `agent.json mounts[1].path ${join(user, 'data')}: ${user} belongs to uid 1000: that user can replace what is below it`,
+    );
+    expect(r.stderr).not.toContain('"event":"install"');
+    expect(existsSync(join(home, 'data'))).toBe(false);
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
 });
 
 test.each([
