@@ -82,3 +82,24 @@ export function exponentialHistogramMetric(
   );
   return Buffer.concat([str(1, name), msg(10, Buffer.concat([...encoded, varintField(2, temporality)]))]);
 }
+
+/** A request with `n` sum points of one metric, each with its own `s3_request` value: `n` series. */
+export function manyPoints(n: number): Buffer {
+  return request(
+    sumMetric(
+      's3.request_count',
+      1,
+      Array.from({ length: n }, (_, i) => ({ attributes: { s3_request: `op${i}` }, value: 1 })),
+    ),
+  );
+}
+
+/**
+ * An AnyValue nested `depth` deep (array_value 5 → ArrayValue values 1 → AnyValue …) around a string: a
+ * valid attribute value a recursive reader would have to descend.
+ */
+export function nestedAnyValue(depth: number): Buffer {
+  let value = str(1, 'leaf');
+  for (let i = 0; i < depth; i++) value = msg(5, msg(1, value));
+  return value;
+}
