@@ -72,6 +72,12 @@ const TOKEN_TTL_SECONDS = 21600;
 /** A token is replaced this long before it expires, so a read never races its expiry. */
 const TOKEN_REFRESH_MARGIN_MS = 60_000;
 const RETRY_BACKOFF_MS = 100;
+/**
+ * The most an answer may be: the largest read here, the identity document, is under 1 KiB (user data, up to
+ * 16 KiB, is never read). Bounds what a wrong endpoint (AWS_EC2_METADATA_SERVICE_ENDPOINT) can make the agent
+ * hold within a request's timeout.
+ */
+const MAX_ANSWER_BYTES = 64 * 1024;
 
 /** Network errors, timeouts (no status), throttling and server errors are retried; other answers are final. */
 const retryable = (status: number | undefined) => status === undefined || status === 429 || status >= 500;
@@ -212,7 +218,13 @@ export class InstanceMetadataClient implements InstanceMetadataReader {
       req.once('error', fail);
       req.once('response', (res: IncomingMessage) => {
         const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > MAX_ANSWER_BYTES)
+            req.destroy(new Error(`IMDS answer to ${path} is over ${MAX_ANSWER_BYTES} bytes`));
+          else chunks.push(chunk);
+        });
         res.once('error', fail);
         res.once('end', () => {
           clearTimeout(timer);

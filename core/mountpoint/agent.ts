@@ -363,9 +363,18 @@ export class MountAgent {
     const counters = this.counters.get(processKey);
     if (!counters) {
       // A process an earlier agent started with another config (its unit still running) exports every 10 s.
-      if (!this.unknownProcesses.has(processKey))
-        this.log({ event: 'metrics-from-unknown-process', process: processKey });
+      // Any local process can post under any name, so at most MAX_UNKNOWN_PROCESSES names are remembered
+      // (and logged); the exports of others are dropped without a word.
+      if (this.unknownProcesses.has(processKey) || this.unknownProcesses.size >= MAX_UNKNOWN_PROCESSES)
+        return;
       this.unknownProcesses.add(processKey);
+      this.log({
+        event: 'metrics-from-unknown-process',
+        process: processKey,
+        ...(this.unknownProcesses.size === MAX_UNKNOWN_PROCESSES
+          ? { note: `the last of ${MAX_UNKNOWN_PROCESSES} unknown processes logged; further ones are not` }
+          : {}),
+      });
       return;
     }
     counters.record(points);
@@ -424,6 +433,9 @@ export class MountAgent {
     writeState(this.o.runDir, state);
   }
 }
+
+/** Unknown process keys (exports to the relay under a name this agent did not start) remembered and logged. */
+const MAX_UNKNOWN_PROCESSES = 32;
 
 /** The default event log: one JSON line per event on stderr. */
 const jsonLines = (e: Record<string, unknown>) =>

@@ -5,7 +5,7 @@
  * managers collide. Skipped when `mount-s3 --version` already reports the pinned version.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { arch, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -79,10 +79,37 @@ export function packageUrl(
   return `${releaseUrl.replace(/\/+$/, '')}/${version}/${architecture}/mount-s3-${version}-${architecture}.${format}`;
 }
 
-async function download(url: string, file: string): Promise<void> {
+/**
+ * The most each download may be (after any content-encoding is undone), so a wrong or hostile release
+ * server (MOUNTFLEET_MOUNTPOINT_RELEASE_URL) cannot fill the agent's memory or disk before gpg has looked:
+ * mount-s3 1.24's packages are about 10 MB, a detached armored signature under 1 KB, the key file a few KB.
+ */
+export const MAX_PACKAGE_BYTES = 256 * 1024 * 1024;
+export const MAX_SIGNATURE_BYTES = 64 * 1024;
+export const MAX_KEYS_BYTES = 1024 * 1024;
+
+/**
+ * GET `url` into `file`, streamed (never held in memory whole), refused past `maxBytes` (by its
+ * Content-Length at once, else at the byte that passes it) and past 120 s in all.
+ */
+export async function download(url: string, file: string, maxBytes: number): Promise<void> {
   const res = await fetch(url, { signal: AbortSignal.timeout(120_000) });
-  if (!res.ok) throw new Error(`GET ${url}: HTTP ${res.status}`);
-  writeFileSync(file, Buffer.from(await res.arrayBuffer()));
+  const tooLarge = () => new Error(`GET ${url}: larger than ${maxBytes} bytes, refused`);
+  if (!res.ok || Number(res.headers.get('content-length')) > maxBytes) {
+    await res.body?.cancel().catch(() => {});
+    throw res.ok ? tooLarge() : new Error(`GET ${url}: HTTP ${res.status}`);
+  }
+  const out = openSync(file, 'w', 0o600);
+  try {
+    let size = 0;
+    for await (const chunk of res.body ?? []) {
+      size += (chunk as Uint8Array).length;
+      if (size > maxBytes) throw tooLarge(); // leaving the loop cancels the body
+      writeSync(out, chunk as Uint8Array);
+    }
+  } finally {
+    closeSync(out);
+  }
 }
 
 /**
@@ -160,9 +187,9 @@ export async function installMountpoint(options: InstallOptions): Promise<Instal
   try {
     const file = join(dir, url.split('/').pop()!);
     log(`downloading ${url}`);
-    await download(url, file);
-    await download(`${url}.asc`, `${file}.asc`);
-    await download(options.keysUrl ?? DEFAULT_KEYS_URL, join(dir, 'KEYS'));
+    await download(url, file, MAX_PACKAGE_BYTES);
+    await download(`${url}.asc`, `${file}.asc`, MAX_SIGNATURE_BYTES);
+    await download(options.keysUrl ?? DEFAULT_KEYS_URL, join(dir, 'KEYS'), MAX_KEYS_BYTES);
     await verifySignature(file, `${file}.asc`, join(dir, 'KEYS'), options.keyFingerprint);
     log(`signature verified: ${options.keyFingerprint}`);
     const install = options.installPackage ?? systemInstallPackage;

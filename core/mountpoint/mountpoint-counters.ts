@@ -33,6 +33,18 @@ export interface ProcessMetrics {
  */
 const CACHE_HIT_NAMES = ['experimental.fuse.cache_hit', 'fuse.cache_hit'];
 
+/**
+ * Bounds on what the totals remember, since any local process can post exports to the relay under a
+ * process's path (docs/security.md): the totals and the state file that shows them stay the same size
+ * whatever is sent. Mountpoint names about 25 FUSE and 10 S3 operations (each under 32 characters) and
+ * exports about 150 series.
+ */
+/** Operations kept by name per total; further ones, and longer names, are added up under `other`. */
+export const MAX_OPERATIONS = 64;
+export const MAX_OPERATION_NAME_LENGTH = 64;
+/** Cumulative series whose last point is remembered; a further one is not counted. */
+export const MAX_CUMULATIVE_SERIES = 1024;
+
 interface Series {
   readonly startTimeMs: number;
   readonly values: readonly number[];
@@ -42,12 +54,13 @@ interface Series {
 export class MountpointCounters {
   private exports = 0;
   private lastPointMs = 0;
-  private readonly s3Requests: Record<string, number> = {};
+  // No prototype: an operation named `constructor` or `__proto__` is a name like any other.
+  private readonly s3Requests: Record<string, number> = Object.create(null) as Record<string, number>;
   private s3RequestErrors = 0;
   private reads = 0;
   private readBytes = 0;
   private cacheHits = 0;
-  private readonly fuseRequests: Record<string, number> = {};
+  private readonly fuseRequests: Record<string, number> = Object.create(null) as Record<string, number>;
   /** The last point of each cumulative series (name and attributes), to add only what grew. */
   private readonly cumulative = new Map<string, Series>();
 
@@ -57,11 +70,13 @@ export class MountpointCounters {
   record(points: readonly MetricPoint[]): void {
     this.exports++;
     for (const p of points) {
+      // Counters and histogram counts and sums are never negative: another point is not Mountpoint's.
+      const numbers = p.histogram ? [p.histogram.count, p.histogram.sum] : [p.value ?? 0];
+      if (!numbers.every((n) => Number.isFinite(n) && n >= 0)) continue;
       this.lastPointMs = Math.max(this.lastPointMs, p.timeMs);
       if (p.name === 's3.request_count') {
-        const operation = p.attributes.s3_request ?? 'unknown';
         const [n] = this.increase(p, [p.value ?? 0]);
-        this.s3Requests[operation] = (this.s3Requests[operation] ?? 0) + n;
+        add(this.s3Requests, p.attributes.s3_request, n);
       } else if (p.name === 's3.request_errors') {
         this.s3RequestErrors += this.increase(p, [p.value ?? 0])[0];
       } else if (CACHE_HIT_NAMES.includes(p.name)) {
@@ -71,9 +86,8 @@ export class MountpointCounters {
         this.reads += count;
         this.readBytes += sum;
       } else if (p.name === 'fuse.request_latency' && p.histogram) {
-        const operation = p.attributes.fuse_request ?? 'unknown';
         const [count] = this.increase(p, [p.histogram.count]);
-        this.fuseRequests[operation] = (this.fuseRequests[operation] ?? 0) + count;
+        add(this.fuseRequests, p.attributes.fuse_request, count);
       }
     }
   }
@@ -101,8 +115,19 @@ export class MountpointCounters {
     if (p.temporality !== 'cumulative') return values;
     const key = `${p.name}\u0000${JSON.stringify(Object.entries(p.attributes).sort())}`;
     const last = this.cumulative.get(key);
+    if (!last && this.cumulative.size >= MAX_CUMULATIVE_SERIES) return values.map(() => 0);
     this.cumulative.set(key, { startTimeMs: p.startTimeMs, values });
     if (!last || last.startTimeMs !== p.startTimeMs) return values;
     return values.map((v, i) => Math.max(0, v - last.values[i]));
   }
+}
+
+/** Adds `n` to `operation`'s total, under `other` once MAX_OPERATIONS names are kept or for a long name. */
+function add(totals: Record<string, number>, operation = 'unknown', n: number): void {
+  const known = Object.hasOwn(totals, operation);
+  const key =
+    known || (operation.length <= MAX_OPERATION_NAME_LENGTH && Object.keys(totals).length < MAX_OPERATIONS)
+      ? operation
+      : 'other';
+  totals[key] = (totals[key] ?? 0) + n;
 }
