@@ -77,8 +77,8 @@ test('at most MAX_CUMULATIVE_SERIES cumulative series are remembered; a further 
       2,
       Array.from({ length: n }, (_, i) => ({ attributes: { http_status: String(offset + i) }, value: 1 })),
     );
-  for (let offset = 0; offset < MAX_CUMULATIVE_SERIES; offset += 1000)
-    counters.record(exportOf(series(Math.min(1000, MAX_CUMULATIVE_SERIES - offset), offset)));
+  for (let offset = 0; offset < MAX_CUMULATIVE_SERIES; offset += 500)
+    counters.record(exportOf(series(Math.min(500, MAX_CUMULATIVE_SERIES - offset), offset)));
   expect(counters.snapshot().s3RequestErrors).toBe(MAX_CUMULATIVE_SERIES);
   counters.record(exportOf(series(10, MAX_CUMULATIVE_SERIES)));
   expect(counters.snapshot().s3RequestErrors).toBe(MAX_CUMULATIVE_SERIES);
