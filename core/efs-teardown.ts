@@ -40,6 +40,12 @@ export interface TeardownOptions {
   readonly signal?: AbortSignal;
   /** Progress lines for humans (stderr), e.g. "waiting for 1 mount target to delete". */
   readonly onProgress?: (message: string) => void;
+  /**
+   * The last look before the first irreversible call (DeleteMountTarget, or DeleteFileSystem when there is no
+   * mount target), given the mount targets just read: `scratch delete` reads the file system again there and
+   * refuses a live run's. Throwing cancels the teardown with nothing deleted.
+   */
+  readonly beforeDeleting?: (mountTargets: readonly MountTargetDescription[]) => Promise<void>;
 }
 
 export type TeardownOutcome =
@@ -119,6 +125,7 @@ export async function teardownFileSystem(
     options.callTimeoutMs === undefined ? options.signal : abortAfter(options.callTimeoutMs, options.signal);
   const targets = options.mountTargets ?? (await listMountTargets(efs, fileSystemId, callSignal()));
   if (targets === 'gone') return { status: 'already-gone', mountTargetsDeleted };
+  await options.beforeDeleting?.(targets);
 
   for (const mt of targets) {
     if (mt.LifeCycleState === 'deleting') continue;

@@ -7,7 +7,7 @@ import { EXIT_IN_USE, EXIT_USAGE, parsePositive, parseWholeNumber, UsageError } 
 import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
 import type { RegisterCommand } from '../command';
 import { OutputFile, printJson } from '../output';
-import { cloudWatchClient, efsClient } from '../../core/aws';
+import { cloudWatchClient, ec2Client, efsClient } from '../../core/aws';
 import {
   DEFAULT_SCRATCH_PATH,
   DEFAULT_TEARDOWN_GRACE_SECONDS,
@@ -27,6 +27,7 @@ import {
   deleteScratchFileSystem,
   listScratchFileSystems,
   NotThisFleetsError,
+  RunAliveError,
 } from '../../core/scratch/inventory';
 import {
   EXIT_SCRATCH_FAILED,
@@ -360,10 +361,35 @@ async function remove(fileSystemId: string, opts: OperatorOptions): Promise<numb
   const config = loadOptionalAgentConfig(opts.config);
   const fleetId = resolveFleetId(opts.fleet, config);
   const region = await resolveAws(opts, config?.region);
-  const outcome = await deleteScratchFileSystem(efsClient({ region }), fleetId, fileSystemId, {
-    onProgress: say,
-    force: opts.force,
-  });
+  const clients = {
+    efs: efsClient({ region }),
+    ec2: ec2Client({ region }),
+    cloudwatch: cloudWatchClient({ region }),
+  };
+  let outcome: Awaited<ReturnType<typeof deleteScratchFileSystem>>;
+  try {
+    outcome = await deleteScratchFileSystem(clients, fleetId, fileSystemId, {
+      onProgress: say,
+      force: opts.force,
+    });
+  } catch (err) {
+    if (!(err instanceof RunAliveError)) throw err;
+    // Its run may still be using it: the same status as any other "held by a live run" (scratch run's 75).
+    say(err.message);
+    if (opts.json) {
+      const { jobId, runId, ownerInstanceId } = err.facts;
+      printJson({
+        fileSystemId,
+        status: 'refused',
+        run: 'alive',
+        evidence: err.evidence,
+        jobId,
+        runId,
+        ownerInstanceId,
+      });
+    }
+    return EXIT_IN_USE;
+  }
   if (opts.json) printJson({ fileSystemId, ...outcome });
   switch (outcome.status) {
     case 'deleted':
@@ -489,11 +515,16 @@ export const register: RegisterCommand = (program, ctx) => {
   operatorOptions(
     scratch
       .command('delete')
-      .description('delete a scratch file system of this fleet (mount targets first); refuses any other')
+      .description(
+        'delete a scratch file system of this fleet (mount targets first); refuses any other, and one whose run may ' +
+          'still be using it (re-checked right before deleting)',
+      )
       .argument('<file-system-id>')
       .option(
         '--force',
-        'also delete one that carries the fleet tag but that the fleet did not make (foreign: another CreationToken, Regional, backups on)',
+        'also delete one whose run may still be using it (refused otherwise, exit 75: its job then loses its scratch), ' +
+          'or one that carries the fleet tag but that the fleet did not make (foreign: another CreationToken, Regional, ' +
+          'backups on); never one of another fleet',
       ),
   ).action(action(ctx, (id: string, opts: OperatorOptions) => remove(id, opts)));
 };

@@ -4,7 +4,10 @@
  * mount-target count, so there is no call per file system.
  */
 import { DescribeFileSystemsCommand, type EFSClient, type FileSystemDescription } from '@aws-sdk/client-efs';
+import { systemClock } from '../clock';
 import { teardownFileSystem, type TeardownOptions, type TeardownOutcome } from '../efs-teardown';
+import type { FileSystemFacts } from '../reaper/decide';
+import { judgeRun, type LivenessClients } from '../reaper/liveness';
 import { TAG_FLEET, TAG_JOB, TAG_MARKED_IDLE_AT, TAG_OWNER_INSTANCE, TAG_RUN } from '../tags';
 import { errorName } from '../errors';
 import { foreignReason, listFleetFileSystemDescriptions, tagValue } from '../fleet-file-systems';
@@ -62,17 +65,51 @@ export class NotThisFleetsError extends Error {
   override readonly name = 'NotThisFleetsError';
 }
 
+/** The run a file system belongs to, from its tags: what a refusal names. */
+export function describeRun(f: Pick<FileSystemFacts, 'jobId' | 'runId' | 'ownerInstanceId'>): string {
+  return (
+    `job ${f.jobId ?? '(no job tag)'}, run ${f.runId ?? '(no run tag)'}, ` +
+    `owner instance ${f.ownerInstanceId ?? '(no owner tag)'}`
+  );
+}
+
+/** `scratch delete` without --force of a file system whose run may still be using it (exit 75). */
+export class RunAliveError extends Error {
+  override readonly name = 'RunAliveError';
+  constructor(
+    readonly fileSystemId: string,
+    readonly facts: FileSystemFacts,
+    readonly evidence: string,
+  ) {
+    super(
+      `refusing to delete ${fileSystemId}: its run may still be using it — ${describeRun(facts)}; ` +
+        `re-checked just now: ${evidence}. A run deletes its own file system when it ends (and the reaper what a ` +
+        'lost run leaves behind); --force deletes it now, and the job loses its scratch',
+    );
+  }
+}
+
+export type DeleteOutcome = TeardownOutcome & {
+  /** What the re-check right before deleting found: the run over, or alive (deleted only with --force). */
+  readonly run?: 'over' | 'alive';
+  readonly evidence?: string;
+};
+
 /**
  * Deletes one scratch file system (mount targets first), refusing anything not tagged with this fleet — an
  * operator's typo must not delete someone else's file system — and, without `force`, anything the reaper
- * calls foreign (the fleet tag without the fleet's CreationToken prefix, Regional, backups on).
+ * calls foreign (the fleet tag without the fleet's CreationToken prefix, Regional, backups on) and anything
+ * whose run may still be using it: right before the first irreversible call, the file system is read again
+ * and its run judged on the reaper's evidence (core/reaper/liveness.ts); a live run's is refused
+ * (RunAliveError) unless `force`.
  */
 export async function deleteScratchFileSystem(
-  efs: EFSClient,
+  clients: LivenessClients,
   fleetId: string,
   fileSystemId: string,
   options: TeardownOptions & { readonly force?: boolean } = {},
-): Promise<TeardownOutcome> {
+): Promise<DeleteOutcome> {
+  const { efs } = clients;
   let fs: FileSystemDescription | undefined;
   try {
     fs = (await efs.send(new DescribeFileSystemsCommand({ FileSystemId: fileSystemId }))).FileSystems?.[0];
@@ -100,5 +137,26 @@ export async function deleteScratchFileSystem(
       `--force: deleting ${fileSystemId} although it was not made by the fleet (${foreign})`,
     );
   }
-  return teardownFileSystem(efs, fileSystemId, options);
+  const clock = options.clock ?? systemClock;
+  let verdict: Pick<DeleteOutcome, 'run' | 'evidence'> = {};
+  const outcome = await teardownFileSystem(efs, fileSystemId, {
+    ...options,
+    beforeDeleting: async (mountTargets) => {
+      const run = await judgeRun(clients, fleetId, fileSystemId, mountTargets, clock.now());
+      if (run.status === 'gone') return;
+      verdict = { run: run.status, evidence: run.evidence };
+      if (run.status === 'over') {
+        options.onProgress?.(`${fileSystemId}: its run is over (${run.evidence}): deleting`);
+      } else if (!options.force) {
+        throw new RunAliveError(fileSystemId, run.facts, run.evidence);
+      } else {
+        options.onProgress?.(
+          `--force: deleting ${fileSystemId} although its run may still be using it (${describeRun(run.facts)}; ` +
+            `${run.evidence}): the job loses its scratch`,
+        );
+      }
+      await options.beforeDeleting?.(mountTargets);
+    },
+  });
+  return { ...outcome, ...verdict };
 }

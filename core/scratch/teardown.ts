@@ -12,7 +12,7 @@ import { markTeardownStarted, teardownFileSystem } from '../efs-teardown';
 import { errorName, errorText } from '../errors';
 import { tagValue } from '../fleet-file-systems';
 import type { MountEntry } from '../mountinfo';
-import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE, TAG_RUN } from '../tags';
+import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE, TAG_RUN, TAG_TEARDOWN_STARTED_AT } from '../tags';
 import type { TerminationNotice } from '../termination-watch';
 import { unmount } from './mount';
 import { creationToken } from './naming';
@@ -44,6 +44,11 @@ export type TeardownResult =
       readonly cause: 'unreachable' | 'not-deleted';
       readonly fileSystemId?: string;
       readonly reason: string;
+      /**
+       * The file system carries `mountfleet:teardown-started-at` from this teardown: `scratch delete` then takes
+       * its run for over without --force (core/reaper/liveness.ts), and the reaper deletes it after its grace period.
+       */
+      readonly teardownMarked: boolean;
     };
 
 /** Teardown stops retrying once AWS has not answered at all for this long (the reaper finishes the job). */
@@ -128,6 +133,7 @@ export async function tearDown(
   const unreachableTimeoutMs = request.unreachableTimeoutMs ?? DEFAULT_UNREACHABLE_TIMEOUT_MS;
   let lastError = '';
   let teardownMarked = false;
+  let markWritten = false;
   let unreachableSince: number | undefined;
   const giveUpAt = () => Math.min(deadline, (unreachableSince ?? Infinity) + unreachableTimeoutMs);
   for (let attempt = 0; clock.now() < giveUpAt(); attempt++) {
@@ -157,6 +163,7 @@ export async function tearDown(
         teardownMarked = true;
         const failed = await markTeardownStarted(request.efs, fileSystemId, clock.now(), callBound());
         if (failed) log(`cannot tag ${fileSystemId} as being torn down (${failed}); tearing down anyway`);
+        markWritten = failed === undefined;
       }
       const outcome = await teardownFileSystem(request.efs, fileSystemId, {
         clock,
@@ -187,6 +194,7 @@ export async function tearDown(
     status: 'incomplete',
     cause: unreachableSince === undefined ? 'not-deleted' : 'unreachable',
     fileSystemId,
+    teardownMarked: markWritten,
     reason:
       unreachableSince === undefined
         ? lastError || `out of time (${Math.round(timeoutMs / 1000)} s)`
@@ -217,11 +225,26 @@ export function reportTeardown(
         teardown.cause === 'unreachable'
           ? `TEARDOWN INCOMPLETE (cannot reach AWS): ${what} was not deleted (${teardown.reason}).`
           : `TEARDOWN INCOMPLETE (could not delete): ${what} still exists (${teardown.reason}).`;
+      const fleet = `--fleet ${request.fleetId}`;
+      // What `scratch delete` needs now: without this teardown's mark, this instance (still running) makes the
+      // file system look like a live run's, so only --force deletes it; this run has ended either way.
+      const force = teardown.teardownMarked ? '' : ' --force';
+      const deleteNow =
+        teardown.fileSystemId !== undefined
+          ? `\`mountfleet scratch delete ${teardown.fileSystemId} ${fleet}${force}\``
+          : `\`mountfleet scratch list ${fleet}\` (job ${request.jobId}, run ${request.runId}), then ` +
+            `\`mountfleet scratch delete <id> ${fleet}${force}\``;
       log(
         `${headline} It keeps its tags ${TAG_FLEET}=${request.fleetId}, ${TAG_OWNER_INSTANCE}=${request.placement.instanceId}, ` +
-          `${TAG_JOB}=${request.jobId}, ${TAG_RUN}=${request.runId}: the orphan reaper deletes it once this instance is gone or it is idle; to finish now, ` +
-          `run \`mountfleet scratch delete ${teardown.fileSystemId ?? '<id>'}\` or \`mountfleet reap --fleet ${request.fleetId}\`` +
-          `${teardown.cause === 'unreachable' ? ' once AWS is reachable' : ''}. A re-run of the job gets a file system of its own.`,
+          `${TAG_JOB}=${request.jobId}, ${TAG_RUN}=${request.runId}` +
+          (teardown.teardownMarked
+            ? ` and ${TAG_TEARDOWN_STARTED_AT}: the orphan reaper deletes it once that mark is older than its grace period (30 min by default), or once this instance is gone`
+            : `: the orphan reaper deletes it once this instance is gone, or once it has seen it idle for two of its windows (about an hour by default)`) +
+          `. To delete it now${teardown.cause === 'unreachable' ? ', once AWS is reachable' : ''}, run ${deleteNow}` +
+          (teardown.teardownMarked
+            ? ''
+            : ` (--force: the file system carries no teardown mark and this instance still runs, so scratch delete would take it for a live run's; this run has ended)`) +
+          '. A re-run of the job gets a file system of its own.',
       );
       return;
     }

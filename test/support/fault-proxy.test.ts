@@ -7,6 +7,7 @@ import {
   DeleteMountTargetCommand,
   DescribeFileSystemsCommand,
   DescribeMountTargetsCommand,
+  EFSClient,
   TagResourceCommand,
 } from '@aws-sdk/client-efs';
 import {
@@ -19,7 +20,14 @@ import {
   PutObjectCommand,
 } from '@aws-sdk/client-s3';
 import { request } from 'node:http';
-import { cloudWatchClient, ec2Client, efsClient, s3Client, type ClientOptions } from '../../core/aws';
+import {
+  clientConfig,
+  cloudWatchClient,
+  ec2Client,
+  efsClient,
+  s3Client,
+  type ClientOptions,
+} from '../../core/aws';
 import { useEmulator } from './emulator';
 import { FaultProxy, useFaultProxy, type Fault, type ServiceName } from './fault-proxy';
 import { freePort } from './ports';
@@ -219,6 +227,33 @@ describe('FaultProxy', () => {
     await efsClient({ maxAttempts: 1 }).send(new CreateFileSystemCommand({ CreationToken: 'slow' }));
     expect(Date.now() - started).toBeGreaterThanOrEqual(400);
     expect(proxy.stats().byOperation['efs:CreateFileSystem']).toEqual({
+      requests: 1,
+      forwarded: 1,
+      faulted: 1,
+    });
+  });
+
+  it('holds a matching request until released, so a test can act in between, then forwards it', async () => {
+    const efs = efsClient({ maxAttempts: 1 });
+    let arrived!: () => void;
+    const atHold = new Promise<void>((resolve) => (arrived = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    proxy.addRule({
+      service: 'efs',
+      operation: 'DescribeFileSystems',
+      match: () => (arrived(), true),
+      fault: { kind: 'hold', until: released },
+    });
+    const described = efs.send(new DescribeFileSystemsCommand({}));
+    await atHold;
+    // Made while the read waits: the read, forwarded after the release, sees it.
+    const made = await new EFSClient({ ...clientConfig({ maxAttempts: 1 }), endpoint: emu.endpoint }).send(
+      new CreateFileSystemCommand({ CreationToken: 'made-while-held' }),
+    );
+    release();
+    expect((await described).FileSystems!.map((f) => f.FileSystemId)).toContain(made.FileSystemId);
+    expect(proxy.stats().byOperation['efs:DescribeFileSystems']).toEqual({
       requests: 1,
       forwarded: 1,
       faulted: 1,

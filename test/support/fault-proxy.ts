@@ -36,6 +36,11 @@ export type Fault =
   | { readonly kind: 'error'; readonly status: number; readonly code: string; readonly message?: string }
   /** Waits, then forwards. */
   | { readonly kind: 'delay'; readonly ms: number }
+  /**
+   * Holds the request until `until` settles, then forwards it: a test changes the world between two calls
+   * of the code under test, on an event instead of a time (`match` can announce the arrival).
+   */
+  | { readonly kind: 'hold'; readonly until: Promise<unknown> }
   /** Forwards, then replaces the response body (e.g. to show a lifecycle state moto never reports). */
   | { readonly kind: 'rewrite'; readonly rewrite: (body: string, request: RequestInfo) => string }
   /** Answers this itself, without forwarding (an operation the emulator does not implement). */
@@ -294,14 +299,16 @@ export class FaultProxy {
     const fault = this.pickFault(info);
     let outcome: Outcome = fault?.kind ?? 'forwarded';
     if (fault?.kind === 'delay') await this.sleep(fault.ms);
+    if (fault?.kind === 'hold') await fault.until.catch(() => undefined);
     if (this.stopped) return;
-    if (fault === undefined || fault.kind === 'delay' || fault.kind === 'rewrite') {
+    if (fault === undefined || fault.kind === 'delay' || fault.kind === 'hold' || fault.kind === 'rewrite') {
       if (!this.takeToken(service)) outcome = 'rate-limited';
     }
     const record = this.record(info, outcome);
 
     // Not forwarding: still read a streamed (S3) body, so the client finishes sending and reads our answer.
-    if (outcome !== 'forwarded' && outcome !== 'delay' && outcome !== 'rewrite') req.resume();
+    if (outcome !== 'forwarded' && outcome !== 'delay' && outcome !== 'hold' && outcome !== 'rewrite')
+      req.resume();
     if (outcome === 'rate-limited' || fault?.kind === 'throttle')
       return sendError(res, info, throttlingError(info));
     if (fault?.kind === '5xx') return sendError(res, info, serverError(info, fault.status ?? 500));
@@ -342,7 +349,8 @@ export class FaultProxy {
   }
 
   private record(info: RequestInfo, outcome: Outcome): { outcome: Outcome } {
-    const forwarded = outcome === 'forwarded' || outcome === 'delay' || outcome === 'rewrite';
+    const forwarded =
+      outcome === 'forwarded' || outcome === 'delay' || outcome === 'hold' || outcome === 'rewrite';
     const faulted = outcome !== 'forwarded';
     for (const s of [
       this.counters.total,

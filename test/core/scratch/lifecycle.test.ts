@@ -5,8 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RunInstancesCommand, TerminateInstancesCommand } from '@aws-sdk/client-ec2';
 import { DescribeFileSystemsCommand, DescribeMountTargetsCommand, EFSClient } from '@aws-sdk/client-efs';
-import { clientConfig, ec2Client, efsClient, type ClientOptions } from '../../../core/aws';
+import { clientConfig, cloudWatchClient, ec2Client, efsClient, type ClientOptions } from '../../../core/aws';
 import { runScratchJob, type ScratchRunRequest } from '../../../core/scratch/lifecycle';
+import { deleteScratchFileSystem, RunAliveError } from '../../../core/scratch/inventory';
 import { isMounted } from '../../../core/scratch/mount';
 import { creationToken } from '../../../core/scratch/naming';
 import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE, TAG_RUN } from '../../../core/tags';
@@ -14,6 +15,13 @@ import { useEmulator } from '../../support/emulator';
 import { FaultProxy } from '../../support/fault-proxy';
 import { scratchRunRequest } from './run-request';
 import { createNetwork, createScratchFileSystem, type TestNetwork } from '../../support/fixtures';
+
+/** What `mountfleet scratch delete` uses, straight to the emulator. */
+const operatorClients = () => ({
+  efs: efsClient({ maxAttempts: 1 }),
+  ec2: ec2Client({ maxAttempts: 1 }),
+  cloudwatch: cloudWatchClient({ maxAttempts: 1 }),
+});
 
 describe('runScratchJob (emulator)', () => {
   const emu = useEmulator();
@@ -52,8 +60,12 @@ describe('runScratchJob (emulator)', () => {
       )
     ).MountTargets ?? [];
 
-  it('says so, fails, and leaves the file system tagged for the reaper when teardown cannot finish', async () => {
-    proxy.addRule({ service: 'efs', operation: 'DeleteFileSystem', fault: { kind: '5xx', status: 503 } });
+  it('says so, fails, and leaves the file system tagged for the reaper when teardown cannot finish; the command it names deletes it', async () => {
+    const refused = proxy.addRule({
+      service: 'efs',
+      operation: 'DeleteFileSystem',
+      fault: { kind: '5xx', status: 503 },
+    });
     const result = await runScratchJob(request({ teardownTimeoutMs: 1500 }));
 
     expect(result.job?.status).toBe(0);
@@ -62,17 +74,24 @@ describe('runScratchJob (emulator)', () => {
       status: 'incomplete',
       cause: 'not-deleted',
       fileSystemId: result.fileSystemId,
+      teardownMarked: true,
     });
     expect(log.at(-1)).toMatch(
       new RegExp(
         `^TEARDOWN INCOMPLETE \\(could not delete\\): ${result.fileSystemId} still exists \\(ServiceUnavailable.*` +
-          `It keeps its tags mountfleet:fleet=f1, mountfleet:owner-instance=i-0123456789abcdef0, mountfleet:job=j1, mountfleet:run=${result.runId}: ` +
-          `the orphan reaper deletes it .*\`mountfleet scratch delete ${result.fileSystemId}\` or \`mountfleet reap --fleet f1\``,
+          `It keeps its tags mountfleet:fleet=f1, mountfleet:owner-instance=i-0123456789abcdef0, mountfleet:job=j1, mountfleet:run=${result.runId} ` +
+          `and mountfleet:teardown-started-at: the orphan reaper deletes it once that mark is older than its grace period .*` +
+          `To delete it now, run \`mountfleet scratch delete ${result.fileSystemId} --fleet f1\`\\. A re-run`,
       ),
     );
     const [left] = await fileSystems();
     expect(left.FileSystemId).toBe(result.fileSystemId);
     expect(left.NumberOfMountTargets).toBe(0); // only the last step failed
+    // What the message names works now, without --force, although this run's instance still runs.
+    proxy.removeRule(refused);
+    await expect(
+      deleteScratchFileSystem(operatorClients(), 'f1', result.fileSystemId!),
+    ).resolves.toMatchObject({ status: 'deleted', run: 'over' });
     expect(left.Tags).toEqual(
       expect.arrayContaining([
         { Key: TAG_FLEET, Value: 'f1' },
@@ -153,11 +172,15 @@ describe('runScratchJob (emulator)', () => {
         teardown: { status: 'incomplete', cause: 'unreachable' },
       });
       expect(seconds).toBeLessThan(15);
+      const marked = result.teardown.status === 'incomplete' && result.teardown.teardownMarked;
       expect(log.at(-1)).toMatch(
         new RegExp(
           `^TEARDOWN INCOMPLETE \\(cannot reach AWS\\): ${result.fileSystemId} was not deleted \\(no answer from AWS for \\d+ s: .*` +
             `It keeps its tags mountfleet:fleet=f1, mountfleet:owner-instance=i-0123456789abcdef0, mountfleet:job=j1.*` +
-            `\`mountfleet scratch delete ${result.fileSystemId}\` or \`mountfleet reap --fleet f1\` once AWS is reachable`,
+            `To delete it now, once AWS is reachable, run \`mountfleet scratch delete ${result.fileSystemId} --fleet f1${marked ? '' : ' --force'}\`` +
+            (marked
+              ? '\\. A re-run'
+              : ' \\(--force: the file system carries no teardown mark and this instance still runs'),
         ),
       );
       const [left] = await fileSystems();
@@ -169,6 +192,15 @@ describe('runScratchJob (emulator)', () => {
           { Key: TAG_JOB, Value: 'j1' },
         ]),
       );
+      // Once AWS answers, what the message names is what works: without the mark, only --force deletes it.
+      if (!marked) {
+        await expect(
+          deleteScratchFileSystem(operatorClients(), 'f1', result.fileSystemId!),
+        ).rejects.toBeInstanceOf(RunAliveError);
+      }
+      await expect(
+        deleteScratchFileSystem(operatorClients(), 'f1', result.fileSystemId!, { force: !marked }),
+      ).resolves.toMatchObject({ status: 'deleted' });
     };
 
     it('a black hole (with SDK retries that alone would take minutes)', async () => {
