@@ -379,7 +379,10 @@ export class MetricsRelay {
         this.upstreamChanged(false, detail);
         return { status: 502, body: `the CloudWatch agent at ${this.o.upstream}: ${detail}` };
       }
-      this.upstreamChanged(res.ok, `HTTP ${res.status}`);
+      // A 4xx other than 404 and 429 is the CloudWatch agent's verdict on that export, not on itself: an
+      // export it refuses says nothing about the next (and a sender alternating them cannot flap the log).
+      const upstreamOk = res.status < 500 && res.status !== 404 && res.status !== 429;
+      this.upstreamChanged(upstreamOk, `HTTP ${res.status}`);
       return { status: res.status, contentType: res.headers.get('content-type') ?? undefined, body: answer };
     } catch (e) {
       // fetch says only "fetch failed"; the reason (ECONNREFUSED, a timeout) is in its cause.

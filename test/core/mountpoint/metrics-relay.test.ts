@@ -399,6 +399,31 @@ test("the CloudWatch agent's answer is read up to a cap: an endless one is cut o
   }
 });
 
+test('an export the CloudWatch agent refuses (4xx) is answered with its answer but is not an outage: senders alternating them cannot flap the log', async () => {
+  let status = 200;
+  const upstream = createServer((req, res) => req.resume().on('end', () => res.writeHead(status).end()));
+  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+  try {
+    const { relay, events } = await startRelay(
+      `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+    );
+    const url = `${relay.endpoint}/mounts/m/main/v1/metrics`;
+    for (let i = 0; i < 4; i++) {
+      status = i % 2 ? 200 : 400;
+      expect((await post(url, EXPORT)).status).toBe(status);
+    }
+    expect(events).toEqual([]);
+    status = 503; // the CloudWatch agent itself failing is logged, once
+    expect((await post(url, EXPORT)).status).toBe(503);
+    expect((await post(url, EXPORT)).status).toBe(503);
+    expect(events).toEqual([
+      expect.objectContaining({ event: 'metrics-relay-upstream-failing', detail: 'HTTP 503' }),
+    ]);
+  } finally {
+    await close(upstream);
+  }
+});
+
 test('refuses to start on a port that is taken (the agent then has Mountpoint export straight to the CloudWatch agent)', async () => {
   const taken = await upstreamServer();
   try {
