@@ -37,7 +37,7 @@ test('the path switcher refuses to bind onto such a path, and runs no mount', as
   const calls: string[][] = [];
   const switcher = new PathSwitcher(join(user, 'data'), (program, args) => {
     calls.push([program, ...args]);
-    return Promise.resolve();
+    return Promise.resolve('');
   });
   await expect(switcher.switchTo('/')).rejects.toThrow(
     `not binding / on ${join(user, 'data')}: ${user} belongs to uid 1000`,
