@@ -93,7 +93,7 @@ export type RefusalReason =
 export interface MetricsRelayStats {
   /** Exports held now. */
   readonly inFlight: number;
-  /** Exports decoded, passed on and counted. */
+  /** Exports decoded and counted (then passed on). */
   readonly accepted: number;
   readonly refused: Readonly<Record<RefusalReason, number>>;
   /** The largest body the decoder was given (inflated when gzip): never more than `maxInflatedBytes`. */
@@ -247,22 +247,30 @@ export class MetricsRelay {
         return this.refuse('too-large', 413, processKey, `an export is at most ${maxBodyBytes} bytes`, {
           close: true,
         });
-      const decoded = await this.inTurn(() => this.decode(processKey, body, encoding === 'gzip'));
-      if ('refused' in decoded) return decoded.refused;
-      const answer = await this.forward(req, body);
-      this.accepted++;
-      try {
-        this.o.onExport(processKey, decoded.points);
-      } catch (e) {
-        this.logQuietly('record-failed', {
-          event: 'metrics-relay-record-failed',
-          process: processKey,
-          error: (e as Error).message,
-        });
-      }
-      return answer;
+      // Decoded and counted in one turn, so no decoded export is held while others wait for theirs.
+      const refused = await this.inTurn(() => {
+        const decoded = this.decode(processKey, body, encoding === 'gzip');
+        if ('refused' in decoded) return decoded.refused;
+        this.accepted++;
+        this.record(processKey, decoded.points);
+        return undefined;
+      });
+      if (refused) return refused;
+      return await this.forward(req, body);
     } finally {
       this.inFlight--;
+    }
+  }
+
+  private record(processKey: string, points: MetricPoint[]): void {
+    try {
+      this.o.onExport(processKey, points);
+    } catch (e) {
+      this.logQuietly('record-failed', {
+        event: 'metrics-relay-record-failed',
+        process: processKey,
+        error: (e as Error).message,
+      });
     }
   }
 
