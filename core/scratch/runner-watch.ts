@@ -6,8 +6,8 @@
  *
  * So each run starts a small watcher before the job: a POSIX shell (dash on Debian, Ubuntu and most container
  * images; bash elsewhere) in a session of its own whose stdin is a pipe from the runner. The job is spawned
- * held at a gate (job.ts); the runner writes the job's process group to the watcher and only once that write
- * has gone through opens the gate, so CMD never runs unwatched. Once every process of the job is gone the
+ * held at a gate (job.ts); the runner writes the job's process group to the watcher and opens the gate only
+ * once the watcher has answered that it has it (its signal traps set by then), so CMD never runs unwatched. Once every process of the job is gone the
  * runner writes `exited` (from then on the group's number may belong to someone else: it is never signalled
  * again), and it writes `done` only when teardown is over: the run is done when teardown is, so a runner
  * killed during teardown (in the last CloudWatch read, say) still has its mount taken down. If the pipe
@@ -63,7 +63,7 @@ export function escapeMountinfo(path: string): string {
 
 /**
  * The watcher, in POSIX sh (run and tested under dash and bash). stdin: the job's process group, then maybe
- * `exited`, then `done`. $1 grace seconds, $2 scope unit ('' for none), $3 systemctl, $4 mount id ('' for
+ * `exited`, then `done`; stdout: `armed` once it has the group, then closed. $1 grace seconds, $2 scope unit ('' for none), $3 systemctl, $4 mount id ('' for
  * none), $5 device, $6 mount point as mountinfo escapes it, $7 the mount point, $8 job id. Every wait is
  * bounded by the grace period. `kill -s SIG -- -PG` is the form both shells take for a process group (dash
  * refuses `kill -0 -- -PG`). It ignores SIGPIPE (its stderr is the dead runner's, maybe a closed pipe), SIGTERM
@@ -73,6 +73,8 @@ export const WATCHER_SCRIPT = `
 trap '' PIPE HUP INT TERM
 read -r pg || exit 0
 case "$pg" in ''|*[!0-9]*) exit 0 ;; esac
+echo armed
+exec >&-
 grace=$1 unit=$2 systemctl=$3 mount_id=$4 mount_dev=$5 mount_escaped=$6 mount_point=$7 job=$8
 job_gone=
 while read -r said; do
@@ -121,19 +123,31 @@ export function watchRunner(run: WatchedRun): RunnerWatch {
   ];
   const watcher: ChildProcess = spawn('/bin/sh', ['-c', WATCHER_SCRIPT, 'mountfleet-runner-watch', ...args], {
     // stdin: the pipe whose end tells the runner's fate; stderr: the runner's, for the one line it may say.
-    stdio: ['pipe', 'ignore', 'inherit', ...run.lockFds],
+    stdio: ['pipe', 'pipe', 'inherit', ...run.lockFds],
     detached: true,
   });
   watcher.on('error', () => undefined);
   watcher.stdin?.on('error', () => undefined);
-  // Neither the process nor its pipe may keep the runner's event loop alive.
+  // Neither the process nor its pipes may keep the runner's event loop alive.
   watcher.unref();
-  (watcher.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+  for (const pipe of [watcher.stdin, watcher.stdout])
+    (pipe as unknown as { unref?: () => void } | null)?.unref?.();
   let released = false;
   return {
     arm(processGroup, armed) {
-      if (released || !watcher.stdin) return armed();
-      watcher.stdin.write(`${processGroup}\n`, () => armed());
+      if (released || !watcher.stdin || !watcher.stdout) return armed();
+      // `armed` back from the watcher: it has the group and its traps are set (a SIGTERM before them would
+      // end it). A watcher that is gone or never started says nothing: the job must not wait for it.
+      let answered = false;
+      const answer = () => {
+        if (answered) return;
+        answered = true;
+        armed();
+      };
+      watcher.stdout.once('data', answer);
+      watcher.stdout.once('close', answer);
+      watcher.once('error', answer);
+      watcher.stdin.write(`${processGroup}\n`);
     },
     jobGone() {
       if (!released) watcher.stdin?.write('exited\n');

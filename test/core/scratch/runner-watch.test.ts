@@ -95,12 +95,15 @@ function startWatcher(shell: string, scene: Scene, graceSeconds: number) {
       mount.mountPoint,
       'J',
     ],
-    { detached: true, stdio: ['pipe', 'ignore', 'pipe'] },
+    { detached: true, stdio: ['pipe', 'pipe', 'pipe'] },
   );
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return { child, exited, stderr: () => stderr };
+  const out = lines(child);
+  /** Resolves once the watcher has the group and its traps are set (it says `armed`). */
+  const armed = () => out.waitFor(/^armed$/m);
+  return { child, exited, armed, stderr: () => stderr };
 }
 
 const mounted = (scene: Scene) => topMount(scene.mount.mountPoint)?.id === scene.mount.id;
@@ -129,7 +132,8 @@ describe.each(SHELLS)('the watcher under %s', (shell) => {
     try {
       await job.out.waitFor(/^ready$/m);
       const watcher = startWatcher(shell, scene, 10);
-      await new Promise<void>((resolve) => watcher.child.stdin!.write(`${job.pg}\n`, () => resolve()));
+      watcher.child.stdin!.write(`${job.pg}\n`);
+      await watcher.armed();
       watcher.child.kill('SIGTERM');
       watcher.child.stdin!.end();
       await watcher.exited;
