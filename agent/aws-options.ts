@@ -5,7 +5,7 @@
  */
 import { Option } from 'commander';
 import { UsageError } from './args';
-import { efsClient } from '../core/aws';
+import { efsClient } from '../core/common/aws-clients';
 
 export interface AwsFlags {
   region?: string;

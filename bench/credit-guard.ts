@@ -11,8 +11,8 @@
 import { PutMetricDataCommand, type MetricDatum } from '@aws-sdk/client-cloudwatch';
 import { CreateFileSystemCommand } from '@aws-sdk/client-efs';
 import { parseArgs } from 'node:util';
-import { cloudWatchClient, efsClient } from '../core/aws';
-import { MIB } from '../core/plan/units';
+import { cloudWatchClient, efsClient } from '../core/common/aws-clients';
+import { MIB } from '../core/common/units';
 import {
   DEFAULT_CREDIT_CHECK_SECONDS,
   formatDuration,

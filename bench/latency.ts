@@ -9,10 +9,10 @@ import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { latencyCsv, measureLatency, sizesUpTo } from '../core/bench/latency';
-import { benchS3Client } from '../core/bench/s3-clients';
-import { formatSize, latencySvg } from '../core/bench/svg';
-import { parseBytes } from '../core/plan/units';
+import { latencyCsv, measureLatency, sizesUpTo } from '../core/measure/latency';
+import { benchS3Client } from '../core/measure/s3-clients';
+import { formatSize, latencySvg } from '../core/measure/svg';
+import { parseBytes } from '../core/common/units';
 import { withS3Endpoint } from './support';
 
 const maxSize = parseBytes(process.env.MAX_SIZE ?? '1MB');

@@ -19,10 +19,10 @@ import type { AddressInfo } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { DEFAULT_METRICS_RELAY_LIMITS, MetricsRelay } from '../core/mountpoint/metrics-relay';
-import { decodeMetricsRequest } from '../core/otlp';
-import { MountpointCounters } from '../core/mountpoint/mountpoint-counters';
-import { percentile } from '../core/bench/stats';
+import { DEFAULT_METRICS_RELAY_LIMITS, MetricsRelay } from '../core/agent/metrics-relay';
+import { decodeMetricsRequest } from '../core/agent/otlp-reader';
+import { MountpointCounters } from '../core/agent/mountpoint-counters';
+import { percentile } from '../core/measure/stats';
 import {
   attr,
   exponentialHistogramMetric,
@@ -163,7 +163,7 @@ async function send(url: string, kind: Kind): Promise<Sent> {
   }
 }
 
-/** The relay's synchronous work on one body (core/mountpoint/metrics-relay.ts `decode`), in ms: mean and p99 of n. */
+/** The relay's synchronous work on one body (core/agent/metrics-relay.ts `decode`), in ms: mean and p99 of n. */
 function work(kind: Kind, n: number): { mean: number; p99: number } {
   const { maxBodyBytes, maxInflatedBytes } = DEFAULT_METRICS_RELAY_LIMITS;
   const once = () => {

@@ -11,10 +11,10 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import { MetricsRelay } from '../core/mountpoint/metrics-relay';
-import { MountpointCounters } from '../core/mountpoint/mountpoint-counters';
-import { decodeMetricsRequest } from '../core/otlp';
-import { percentile } from '../core/bench/stats';
+import { MetricsRelay } from '../core/agent/metrics-relay';
+import { MountpointCounters } from '../core/agent/mountpoint-counters';
+import { decodeMetricsRequest } from '../core/agent/otlp-reader';
+import { percentile } from '../core/measure/stats';
 import { exponentialHistogramMetric, request, sumMetric } from '../test/support/otlp-encode';
 
 const { values } = parseArgs({ options: { exports: { type: 'string', default: '2000' } } });

@@ -16,8 +16,8 @@ import { randomBytes } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { s3Client } from '../core/aws';
-import { readFiles } from '../core/bench/read';
+import { s3Client } from '../core/common/aws-clients';
+import { readFiles } from '../core/measure/read';
 import { runSupervise } from '../test/agent/mountpoint/supervise-harness';
 import {
   agentProfile,

@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { benchRead } from '../core/bench/read';
+import { benchRead } from '../core/measure/read';
 
 const SMALL_FILES = 2000;
 const SMALL_BYTES = 100 * 1024;

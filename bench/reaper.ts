@@ -12,7 +12,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { cloudWatchClient, ec2Client, efsClient, taggingClient } from '../core/aws';
+import { cloudWatchClient, ec2Client, efsClient, taggingClient } from '../core/common/aws-clients';
 import {
   connectionWindow,
   listFleetFileSystems,
@@ -20,7 +20,7 @@ import {
   readConnections,
 } from '../core/reaper/evidence';
 import { reap, type ReaperClients } from '../core/reaper/reaper';
-import { reaperSettingsFromFlags } from '../core/reaper/settings';
+import { reaperSettingsFromFlags } from '../core/contract/reaper-settings';
 import { FaultProxy } from '../test/support/fault-proxy';
 import { createNetwork } from '../test/support/fixtures';
 import { MotoServer, REPO_ROOT } from '../test/support/moto';

@@ -1,5 +1,5 @@
 // The public API of the mountfleet construct library.
-export * from '../core/tags';
+export * from '../core/contract/tags';
 export {
   EXPRESS_METRICS_NAMESPACE,
   EXPRESS_SWITCH_DIMENSIONS,
@@ -10,7 +10,7 @@ export {
   REAPER_METRICS_NAMESPACE,
   REAPER_METRIC_NAMES,
   type ReaperMetricName,
-} from '../core/metrics';
+} from '../core/contract/metric-names';
 export {
   AGENT_CONFIG_VERSION,
   CACHE_POLICIES,
@@ -22,7 +22,7 @@ export {
   type AgentConfigInput,
   type CachePolicy,
   type MountConfig,
-} from '../core/config';
+} from '../core/contract/agent-config';
 
 // Constructs, and the interfaces they accept from one another.
 export * from './interfaces';

@@ -8,9 +8,17 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { REAPER_FLEET_DIMENSION, REAPER_METRICS_NAMESPACE, type ReaperMetricName } from '../core/metrics';
-import { packageRoot } from '../core/package-root';
-import { REAPER_DEFAULTS, REAPER_SETTING_SOURCES, type ReaperSettings } from '../core/reaper/settings';
+import {
+  REAPER_FLEET_DIMENSION,
+  REAPER_METRICS_NAMESPACE,
+  type ReaperMetricName,
+} from '../core/contract/metric-names';
+import { packageRoot } from '../core/contract/package-root';
+import {
+  REAPER_DEFAULTS,
+  REAPER_SETTING_SOURCES,
+  type ReaperSettings,
+} from '../core/contract/reaper-settings';
 import type { IFleetNetwork } from './interfaces';
 import { acknowledge } from './private/nag';
 import { reaperAlarms } from './private/reaper-alarms';

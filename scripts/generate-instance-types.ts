@@ -1,5 +1,5 @@
 /**
- * Writes core/mountpoint/instance-type-table.ts, the facts `mountfleet tune --offline` and the agent's
+ * Writes core/tuner/instance-type-table.ts, the facts `mountfleet tune --offline` and the agent's
  * fallback use, from an `ec2:DescribeInstanceTypes` snapshot:
  *
  *   npx tsx scripts/generate-instance-types.ts --from-file PAGE.json [PAGE.json ...] \
@@ -15,7 +15,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { gunzipSync } from 'node:zlib';
-import { ec2Client } from '../core/aws';
+import { ec2Client } from '../core/common/aws-clients';
 
 export const DEFAULT_OUT = join(__dirname, '..', 'core', 'mountpoint', 'instance-type-table.ts');
 

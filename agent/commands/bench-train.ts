@@ -1,7 +1,7 @@
 /**
  * `mountfleet bench train`: a training input pipeline over a mounted path, the accelerator stood in by a
  * fixed step time; per epoch it/s, MB/s and the data-wait share (the accelerator's idle time). Logic in
- * core/bench/train.ts.
+ * core/measure/train.ts.
  */
 import { Option, type Command } from 'commander';
 import { resolve } from 'node:path';
@@ -9,12 +9,12 @@ import { parseWholeNumber, UsageError } from '../args';
 import type { CliContext } from '../command';
 import { EXIT_INTERRUPTED, interruptible } from '../interrupt';
 import { OutputFile, printJson, s3Phrase } from '../output';
-import { sparkline, timelineSvg } from '../../core/bench/timeline';
-import { benchTrain, type EpochResult } from '../../core/bench/train';
-import { DataSetError, findDataSet, type SampleFormat } from '../../core/bench/train-data';
-import { mountHolding } from '../../core/mountinfo';
-import { agentS3Counter, type S3CountSource } from '../../core/mountpoint/agent-mount-metrics';
-import { agentPaths } from '../../core/mountpoint/paths';
+import { sparkline, timelineSvg } from '../../core/measure/timeline';
+import { benchTrain, type EpochResult } from '../../core/measure/train';
+import { DataSetError, findDataSet, type SampleFormat } from '../../core/measure/train-data';
+import { mountHolding } from '../../core/common/mountinfo';
+import { agentS3Counter, type S3CountSource } from '../../core/agent/mount-metrics-reading';
+import { agentPaths } from '../../core/contract/agent-paths';
 
 interface TrainFlags {
   path: string;

@@ -12,12 +12,12 @@ import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-o
 import type { RegisterCommand } from '../command';
 import { addTrainCommand } from './bench-train';
 import { OutputFile, printJson } from '../output';
-import { makeDirectories } from '../../core/directories';
-import { latencyCsv, measureLatency, sizesUpTo, type LatencyTarget } from '../../core/bench/latency';
-import { benchRead } from '../../core/bench/read';
-import { benchS3Client } from '../../core/bench/s3-clients';
-import { formatSize, latencySvg } from '../../core/bench/svg';
-import { parseBytes } from '../../core/plan/units';
+import { makeDirectories } from '../../core/common/directories';
+import { latencyCsv, measureLatency, sizesUpTo, type LatencyTarget } from '../../core/measure/latency';
+import { benchRead } from '../../core/measure/read';
+import { benchS3Client } from '../../core/measure/s3-clients';
+import { formatSize, latencySvg } from '../../core/measure/svg';
+import { parseBytes } from '../../core/common/units';
 
 interface LatencyFlags extends AwsFlags {
   standardBucket?: string;

@@ -1,10 +1,10 @@
 /** `mountfleet down`: asks the running agent to unmount everything and waits until it has. */
 import { parseWholeNumber } from '../args';
 import type { RegisterCommand } from '../command';
-import { systemClock } from '../../core/clock';
-import { agentPaths } from '../../core/mountpoint/paths';
-import { agentProcessStatus, readState, statePath, StateFileError } from '../../core/mountpoint/state';
-import { processAlive } from '../../core/processes';
+import { systemClock } from '../../core/common/clock';
+import { agentPaths } from '../../core/contract/agent-paths';
+import { agentProcessStatus, readState, statePath, StateFileError } from '../../core/agent/agent-state';
+import { processAlive } from '../../core/common/processes';
 
 export const register: RegisterCommand = (program, ctx) => {
   program

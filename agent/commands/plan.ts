@@ -10,7 +10,7 @@ import { renderPlan } from '../../core/plan/format';
 import { computePlan } from '../../core/plan/model';
 import { PRESETS } from '../../core/plan/presets';
 import { PriceError, PRICE_KEYS, resolvePrices } from '../../core/plan/prices';
-import { GIB, parseBytes, parseDuration, parseMbps, UnitError } from '../../core/plan/units';
+import { GIB, parseBytes, parseDuration, parseMbps, UnitError } from '../../core/common/units';
 import { compareWithRun, readRunSummary, renderAgainst, SummaryError } from '../../core/scratch/run-summary';
 import {
   parseStep,

@@ -17,7 +17,7 @@ import {
   REAPER_SETTING_SOURCES as FLAG,
   ReaperSettingsError,
   reaperSettingsFromFlags,
-} from '../../core/reaper/settings';
+} from '../../core/contract/reaper-settings';
 
 interface ReapOptions extends AwsFlags {
   fleet?: string;

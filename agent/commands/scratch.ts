@@ -7,14 +7,14 @@ import { EXIT_IN_USE, EXIT_USAGE, parsePositive, parseWholeNumber, UsageError } 
 import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
 import type { RegisterCommand } from '../command';
 import { OutputFile, printJson } from '../output';
-import { cloudWatchClient, ec2Client, efsClient } from '../../core/aws';
+import { cloudWatchClient, ec2Client, efsClient } from '../../core/common/aws-clients';
 import {
   DEFAULT_SCRATCH_PATH,
   DEFAULT_TEARDOWN_GRACE_SECONDS,
   MAX_TEARDOWN_GRACE_SECONDS,
-} from '../../core/config';
+} from '../../core/contract/agent-config';
 import { BUILT_IN_PRICES } from '../../core/plan/prices';
-import { parseDuration } from '../../core/plan/units';
+import { parseDuration } from '../../core/common/units';
 import {
   DEFAULT_CREDIT_CHECK_SECONDS,
   ON_CREDIT_LOW,
@@ -22,7 +22,7 @@ import {
 } from '../../core/scratch/credit-guard';
 import { appendCreditMetrics } from '../../core/scratch/credit-metric';
 import { runSummary } from '../../core/scratch/run-summary';
-import { metadataService, readInstanceIdentity, type InstanceIdentity } from '../../core/imds';
+import { metadataService, readInstanceIdentity, type InstanceIdentity } from '../../core/instance/imds';
 import {
   deleteScratchFileSystem,
   listScratchFileSystems,
@@ -35,15 +35,15 @@ import {
   runScratchJob,
   type CreditGuardRequest,
 } from '../../core/scratch/lifecycle';
-import type { StopReason } from '../../core/scratch/supervise';
+import type { StopReason } from '../../core/scratch/job-supervision';
 import { generateJobId, jobIdProblem } from '../../core/scratch/naming';
 import { burstCreditPreflight, parseBytes } from '../../core/scratch/preflight';
 import { prepareLocalRun, type LocalSetup } from '../../core/scratch/local-setup';
 import { ScratchInUseError } from '../../core/scratch/setup-errors';
-import { terminationNoticeReader } from '../../core/termination-watch';
+import { terminationNoticeReader } from '../../core/instance/termination-notice';
 import { registerScratchRun } from '../../core/scratch/registry';
-import { agentPaths } from '../../core/mountpoint/paths';
-import { checkMountPath } from '../../core/paths';
+import { agentPaths } from '../../core/contract/agent-paths';
+import { checkMountPath } from '../../core/contract/mount-path-rules';
 import {
   loadOptionalAgentConfig,
   resolveFleetId,

@@ -1,10 +1,10 @@
 /** `mountfleet status [--json]`: the running agent's mounts, active paths, cache zone health and switch counts. */
 import type { RegisterCommand } from '../command';
 import { printJson, s3Phrase } from '../output';
-import { mountS3Count } from '../../core/mountpoint/agent-mount-metrics';
-import type { ProcessMetrics } from '../../core/mountpoint/mountpoint-counters';
-import { agentPaths } from '../../core/mountpoint/paths';
-import { agentProcessStatus, readState, StateFileError } from '../../core/mountpoint/state';
+import { mountS3Count } from '../../core/agent/mount-metrics-reading';
+import type { ProcessMetrics } from '../../core/agent/mountpoint-counters';
+import { agentPaths } from '../../core/contract/agent-paths';
+import { agentProcessStatus, readState, StateFileError } from '../../core/agent/agent-state';
 
 export const register: RegisterCommand = (program, ctx) => {
   program

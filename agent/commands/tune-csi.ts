@@ -12,19 +12,19 @@ import {
   DIRECTORY_BUCKET_NAME_PATTERN,
   parseAgentConfig,
   type AgentConfig,
-} from '../../core/config';
+} from '../../core/contract/agent-config';
 import {
   csiInputProblems,
   planCsiClaims,
   renderCsiManifests,
   toYamlStream,
   type CsiVolumeSpec,
-} from '../../core/mountpoint/csi';
-import { ec2Client } from '../../core/aws';
-import { lookupInstanceType } from '../../core/mountpoint/instance-types';
-import { EXAMPLE_CONFIG } from '../../core/mountpoint/tune-report';
-import { checkMountPrefix } from '../../core/paths';
-import { mountNames } from '../../core/mountpoint/tuning';
+} from '../../core/tuner/csi-volumes';
+import { ec2Client } from '../../core/common/aws-clients';
+import { lookupInstanceType } from '../../core/instance/instance-type-lookup';
+import { EXAMPLE_CONFIG } from '../../core/tuner/tune-report';
+import { checkMountPrefix } from '../../core/contract/mount-path-rules';
+import { mountNames } from '../../core/tuner/plan-mounts';
 
 export interface CsiOptions {
   csi?: boolean;

@@ -1,19 +1,19 @@
 /**
  * `mountfleet warm`: reads a data set through its mount before a job so Mountpoint's caches hold it (the
- * local cache of this instance; the shared Express cache of the whole zone). Logic in core/mountpoint/warm.ts.
+ * local cache of this instance; the shared Express cache of the whole zone). Logic in core/measure/warm.ts.
  */
 import { resolve } from 'node:path';
 import { parseWholeNumber, UsageError } from '../args';
 import type { RegisterCommand } from '../command';
 import { EXIT_INTERRUPTED, interruptible } from '../interrupt';
 import { printJson, s3Phrase } from '../output';
-import { agentS3Counter, s3CountBetween } from '../../core/mountpoint/agent-mount-metrics';
-import { agentPaths } from '../../core/mountpoint/paths';
+import { agentS3Counter, s3CountBetween } from '../../core/agent/mount-metrics-reading';
+import { agentPaths } from '../../core/contract/agent-paths';
 import {
   mountCaches,
   SHARED_CACHE_MAX_OBJECT_BYTES,
   type MountCaches,
-} from '../../core/mountpoint/mount-caches';
+} from '../../core/measure/mount-caches';
 import {
   filesToWarm,
   ManifestError,
@@ -21,8 +21,8 @@ import {
   warm,
   type WarmFile,
   type WarmProgress,
-} from '../../core/mountpoint/warm';
-import { checkDirectory, DataSetError } from '../../core/bench/train-data';
+} from '../../core/measure/warm';
+import { checkDirectory, DataSetError } from '../../core/measure/train-data';
 
 interface WarmFlags {
   path: string;

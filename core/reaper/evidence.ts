@@ -17,8 +17,8 @@ import {
 } from '@aws-sdk/client-cloudwatch';
 import type { EC2Client, Filter } from '@aws-sdk/client-ec2';
 import { DescribeFileSystemsCommand, type EFSClient, type FileSystemDescription } from '@aws-sdk/client-efs';
-import { errorText, undefinedIfNotFound } from '../errors';
-import { foreignReason, listFleetFileSystemDescriptions, tagValue } from '../fleet-file-systems';
+import { errorText, undefinedIfNotFound } from '../common/errors';
+import { foreignReason, listFleetFileSystemDescriptions, tagValue } from '../efs/fleet-file-systems';
 import {
   TAG_FLEET,
   TAG_JOB,
@@ -26,8 +26,8 @@ import {
   TAG_OWNER_INSTANCE,
   TAG_RUN,
   TAG_TEARDOWN_STARTED_AT,
-} from '../tags';
-import { ownerReleasedScratch, ownerStateOfInstance } from '../owner-state';
+} from '../contract/tags';
+import { ownerReleasedScratch, ownerStateOfInstance } from './owner-state';
 import { type ConnectionEvidence, type FileSystemFacts, type OwnerEvidence } from './decide';
 
 export const METRIC_QUERIES_PER_CALL = 500;
@@ -36,7 +36,7 @@ export const INSTANCES_PER_PAGE = 1000;
 
 /**
  * Every file system tagged `mountfleet:fleet` = fleetId; others are dropped here and never looked at again.
- * Those the fleet did not make (core/fleet-file-systems.ts foreignReason) are listed with the reason, to be reported and kept.
+ * Those the fleet did not make (core/efs/fleet-file-systems.ts foreignReason) are listed with the reason, to be reported and kept.
  */
 export async function listFleetFileSystems(efs: EFSClient, fleetId: string): Promise<FileSystemFacts[]> {
   return (await listFleetFileSystemDescriptions(efs, fleetId)).map((fs) => factsOf(fs, fleetId));
@@ -160,7 +160,7 @@ async function describeInstanceStates(
   into: Map<string, string>,
 ): Promise<void> {
   // Loaded here, not at module load: client-ec2 is 2 MB of JavaScript (~200 ms), and a Lambda cold start
-  // should not pay for it when no owner needs looking up (core/aws.ts loads the client itself the same way).
+  // should not pay for it when no owner needs looking up (core/common/aws-clients.ts loads the client itself the same way).
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { DescribeInstancesCommand } = require('@aws-sdk/client-ec2') as typeof import('@aws-sdk/client-ec2');
   let nextToken: string | undefined;
@@ -181,7 +181,7 @@ async function describeInstanceStates(
   } while (nextToken);
 }
 
-/** What an owner's EC2 state means, by the shared rule of core/owner-state.ts. */
+/** What an owner's EC2 state means, by the shared rule of core/reaper/owner-state.ts. */
 function ownerEvidence(state: string | undefined): OwnerEvidence {
   if (state === undefined)
     return {

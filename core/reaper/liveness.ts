@@ -1,7 +1,7 @@
 /**
  * Whether a scratch file system's run may still be using it, for `mountfleet scratch delete`: judged on one
  * fresh DescribeFileSystems of it and the reaper's own evidence and rules (evidence.ts, decide.ts,
- * core/owner-state.ts) — one DescribeInstances for its owner and, only when the reaper's rules need it, one
+ * core/reaper/owner-state.ts) — one DescribeInstances for its owner and, only when the reaper's rules need it, one
  * GetMetricData for its connections. Called right before the first irreversible call of a deletion.
  *
  * The run is **over** (the file system may go without --force) on the first of these, in this order:
@@ -23,7 +23,7 @@
 import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { EFSClient, MountTargetDescription } from '@aws-sdk/client-efs';
-import { TAG_TEARDOWN_STARTED_AT } from '../tags';
+import { TAG_TEARDOWN_STARTED_AT } from '../contract/tags';
 import {
   decide,
   INSTANCE_ID_PATTERN,
@@ -34,7 +34,7 @@ import {
   type OwnerEvidence,
 } from './decide';
 import { connectionWindow, describeFacts, lookupOwners, readConnections } from './evidence';
-import { REAPER_DEFAULTS } from './settings';
+import { REAPER_DEFAULTS } from '../contract/reaper-settings';
 
 export interface LivenessClients {
   readonly efs: EFSClient;

@@ -14,11 +14,11 @@
  */
 import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { DescribeFileSystemsCommand, UpdateFileSystemCommand, type EFSClient } from '@aws-sdk/client-efs';
-import { abortAfter } from '../abort';
-import type { Clock } from '../clock';
-import { errorName, errorText } from '../errors';
+import { abortAfter } from '../common/abort';
+import type { Clock } from '../common/clock';
+import { errorName, errorText } from '../common/errors';
 import { INITIAL_BURST_CREDIT_GIB } from '../plan/model';
-import { GIB, MIB, TIB } from '../plan/units';
+import { GIB, MIB, TIB } from '../common/units';
 import type { CreditMetrics } from './credit-metric';
 import {
   EFS_METRIC_PERIOD_SECONDS,

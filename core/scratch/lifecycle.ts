@@ -12,13 +12,13 @@
  */
 import { mkdirSync } from 'node:fs';
 import type { EFSClient } from '@aws-sdk/client-efs';
-import { systemClock, type Clock } from '../clock';
+import { systemClock, type Clock } from '../common/clock';
 import {
   describeTermination,
   TERMINATION_POLL_MS,
   watchForTermination,
   type TerminationNotice,
-} from '../termination-watch';
+} from '../instance/termination-notice';
 import {
   INITIAL_CREDIT_BYTES,
   startCreditGuard,
@@ -34,8 +34,8 @@ import type { WaitOptions } from './poll';
 import { createFileSystem, waitForFileSystem } from './provision';
 import { watchRunner, type RunnerWatch } from './runner-watch';
 import { CreateOutcomeUnknown, ScratchInterrupted, ScratchSetupError } from './setup-errors';
-import { holdCheckedDirectory, type CheckedDirectory } from '../trusted-path';
-import { stopProcessGroup, superviseJob, type StopReason } from './supervise';
+import { holdCheckedDirectory, type CheckedDirectory } from '../common/trusted-path';
+import { stopProcessGroup, superviseJob, type StopReason } from './job-supervision';
 import {
   reportTeardown,
   tearDown,
@@ -90,7 +90,7 @@ export interface ScratchRunRequest {
   readonly mountHelper?: string;
   /** Environment for CMD (MOUNTFLEET_SCRATCH and MOUNTFLEET_JOB are added). */
   readonly env?: NodeJS.ProcessEnv;
-  /** Reads the Spot notice and the Auto Scaling termination (core/termination-watch.ts); never polled when unset. */
+  /** Reads the Spot notice and the Auto Scaling termination (core/instance/termination-notice.ts); never polled when unset. */
   readonly readTerminationNotice?: () => Promise<TerminationNotice | undefined>;
   /** @default 5000 (and never more) */
   readonly terminationPollMs?: number;

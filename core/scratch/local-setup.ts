@@ -4,13 +4,13 @@
  * run's locks (so a second run is told what holds the job or path, not that the path is mounted); the EFS
  * mount helper and a path that is no mount point yet; then the path's directories, created now so that a
  * path that cannot be made (below a read-only mount) fails before anything is paid for. The path's parents
- * must be directories only root can change (core/trusted-path.ts): the mount comes a minute later, and nobody
+ * must be directories only root can change (core/common/trusted-path.ts): the mount comes a minute later, and nobody
  * may re-point the path meanwhile.
  */
-import { makeDirectories } from '../directories';
-import { checkMountPath } from '../paths';
+import { makeDirectories } from '../common/directories';
+import { checkMountPath } from '../contract/mount-path-rules';
 import { mountPreflightProblem, rootProblem } from './preflight';
-import { LockFileError } from '../lock';
+import { LockFileError } from '../common/lock';
 import { holdJobAndPath, type HeldRunLocks } from './run-locks';
 import { ScratchInUseError } from './setup-errors';
 import { ScratchSettingsError } from './settings';
@@ -19,7 +19,7 @@ import {
   realMountPath,
   untrustedPathProblemBeforeCreating,
   type CheckedDirectory,
-} from '../trusted-path';
+} from '../common/trusted-path';
 
 export interface LocalSetupRequest {
   readonly runDir: string;

@@ -10,7 +10,7 @@
  */
 import { accessSync, constants } from 'node:fs';
 import { INITIAL_BURST_CREDIT_GIB } from '../plan/model';
-import { GIB, MIB, parseBytes } from '../plan/units';
+import { GIB, MIB, parseBytes } from '../common/units';
 import { isMounted } from './mount';
 
 export { parseBytes };

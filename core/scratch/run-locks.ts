@@ -9,8 +9,8 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join, sep } from 'node:path';
-import { acquireLock, lockFileError, type HeldLock } from '../lock';
-import { makeDirectories } from '../directories';
+import { acquireLock, lockFileError, type HeldLock } from '../common/lock';
+import { makeDirectories } from '../common/directories';
 import { ScratchInUseError } from './setup-errors';
 
 export interface RunLockRequest {

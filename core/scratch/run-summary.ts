@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { PlanResult } from '../plan/model';
-import { GIB } from '../plan/units';
+import { GIB } from '../common/units';
 import type { CreditReport } from './credit-guard';
 
 const bytes = z.number().nonnegative().nullable();

@@ -11,9 +11,9 @@ import {
   loadAgentConfig,
   MAX_TEARDOWN_GRACE_SECONDS,
   type AgentConfig,
-} from '../config';
-import { checkMountPath, withoutTrailingSlash } from '../paths';
-import { fleetIdProblem } from '../tags';
+} from '../contract/agent-config';
+import { checkMountPath, withoutTrailingSlash } from '../contract/mount-path-rules';
+import { fleetIdProblem } from '../contract/tags';
 
 export class ScratchSettingsError extends Error {
   override readonly name = 'ScratchSettingsError';

@@ -1,7 +1,7 @@
 /**
  * The dashboard's Express cache switch widgets: how often the fleet's mounts moved between the Express cache
  * and a cache-less Mountpoint, and how long noticing and moving took. The agent writes these as
- * embedded-metric-format lines (core/mountpoint/switch-metric.ts); each series is one mount and direction, so a
+ * embedded-metric-format lines (core/agent/switch-metric.ts); each series is one mount and direction, so a
  * search draws every one seen.
  */
 import { Duration } from 'aws-cdk-lib';
@@ -10,7 +10,7 @@ import {
   EXPRESS_METRICS_NAMESPACE,
   EXPRESS_SWITCH_DIMENSIONS,
   EXPRESS_SWITCH_METRICS,
-} from '../../core/metrics';
+} from '../../core/contract/metric-names';
 
 const PERIOD = Duration.minutes(5);
 

@@ -6,7 +6,7 @@
 import { Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { IConstruct } from 'constructs';
-import { SCRATCH_CREATE_TAG_KEYS, TAG_FLEET, TAG_TEARDOWN_STARTED_AT } from '../../core/tags';
+import { SCRATCH_CREATE_TAG_KEYS, TAG_FLEET, TAG_TEARDOWN_STARTED_AT } from '../../core/contract/tags';
 import { acknowledgeWildcardResource } from './nag';
 import { onlyTagKeysOfFleet, taggedWithFleet, UNTAGGED } from './scratch-iam';
 
@@ -55,7 +55,7 @@ export function grantCreateTagged(grantee: iam.IGrantable, fleetId: string, file
 }
 
 /**
- * A teardown marks its start for the reaper (core/efs-teardown.ts): only that key, only on this fleet's file
+ * A teardown marks its start for the reaper (core/efs/teardown.ts): only that key, only on this fleet's file
  * systems. Nothing else is ever retagged: every run owns the file system it created for its whole life.
  */
 export function grantTeardownMark(grantee: iam.IGrantable, fleetId: string, fileSystems: string): iam.Grant {

@@ -1,4 +1,4 @@
-import { DEFAULT_AGENT_CONFIG_PATH } from '../../core/config';
+import { DEFAULT_AGENT_CONFIG_PATH } from '../../core/contract/agent-config';
 
 /** Where the user data puts the agent bundle and its launcher on the instance. */
 export const AGENT_BUNDLE_PATH = '/opt/mountfleet/mountfleet.js';

@@ -1,8 +1,8 @@
 import { Token } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
-import { AZ_ID_PATTERN } from '../../core/config';
-import { checkMountPath, checkMountPrefix } from '../../core/paths';
-import { fleetIdProblem } from '../../core/tags';
+import { AZ_ID_PATTERN } from '../../core/contract/agent-config';
+import { checkMountPath, checkMountPrefix } from '../../core/contract/mount-path-rules';
+import { fleetIdProblem } from '../../core/contract/tags';
 
 /**
  * Throws the error every construct uses for bad props: `<construct path>: <field>: <problem> — <fix>`, so the
@@ -19,7 +19,7 @@ export function validateFleetId(scope: IConstruct, fleetId: string): void {
 }
 
 /**
- * Checks a literal prop with one of the core/paths.ts rules (mount paths, mount prefixes): they go into
+ * Checks a literal prop with one of the core/contract/mount-path-rules.ts rules (mount paths, mount prefixes): they go into
  * systemd units and IAM grants, so a token that resolves only at deploy time cannot be checked and is refused.
  */
 function validateLiteral(

@@ -11,15 +11,15 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { STANDIN } from '../../test/agent/mountpoint/failover-harness';
-import { agentPaths } from '../../core/mountpoint/paths';
+import { agentPaths } from '../../core/contract/agent-paths';
 import { CLI_BUNDLE } from '../../test/support/cli';
 import type { FaultProxy } from '../../test/support/fault-proxy';
 import { REPO_ROOT } from '../../test/support/moto';
 import { emulatorMountS3, realMountpoint } from '../../test/support/real-mountpoint';
 import type { AgentJson } from './fleet';
 import { unshareTsxArgs } from '../../test/support/mount-namespace';
-import { mountS3Count, type S3Count } from '../../core/mountpoint/agent-mount-metrics';
-import { readState } from '../../core/mountpoint/state';
+import { mountS3Count, type S3Count } from '../../core/agent/mount-metrics-reading';
+import { readState } from '../../core/agent/agent-state';
 
 const SCENARIO = join(REPO_ROOT, 'test/agent/mountpoint/failover-scenario.ts');
 /** How long one scenario event may take (the agent's probe interval is seconds). */

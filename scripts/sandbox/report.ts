@@ -1,5 +1,5 @@
 /** The sandbox's report for people (`--json` prints the same object for machines). */
-import { MOUNTPOINT_METRICS_NAMESPACE } from '../../core/metrics';
+import { MOUNTPOINT_METRICS_NAMESPACE } from '../../core/contract/metric-names';
 import type { ReapReport } from '../../core/reaper/report';
 import type { StoodIn } from '../../test/support/cloudformation-gaps-standin';
 import type { MetricsReport } from './metrics';

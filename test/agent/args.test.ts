@@ -1,5 +1,5 @@
 import { parsePositive, parseWholeNumber, UsageError } from '../../agent/args';
-import { parseDuration } from '../../core/plan/units';
+import { parseDuration } from '../../core/common/units';
 
 describe('parseWholeNumber', () => {
   it('accepts whole numbers within the bounds', () => {

@@ -9,8 +9,8 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CREDENTIALS_TIMEOUT_MS } from '../../agent/aws-options';
-import { efsClient } from '../../core/aws';
-import { TAG_FLEET } from '../../core/tags';
+import { efsClient } from '../../core/common/aws-clients';
+import { TAG_FLEET } from '../../core/contract/tags';
 import { runCliInProcess as mountfleet } from '../support/cli';
 import { useEmulator } from '../support/emulator';
 

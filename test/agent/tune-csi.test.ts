@@ -5,8 +5,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { planCsiClaims, renderCsiManifests } from '../../core/mountpoint/csi';
-import { FALLBACK_INSTANCE_TYPES } from '../../core/mountpoint/instance-type-facts';
+import { planCsiClaims, renderCsiManifests } from '../../core/tuner/csi-volumes';
+import { FALLBACK_INSTANCE_TYPES } from '../../core/tuner/instance-facts';
 import { runCliInProcess as mountfleet } from '../support/cli';
 import { KUBERNETES_VERSIONS, kubernetesValidate } from '../support/kubernetes-validate';
 

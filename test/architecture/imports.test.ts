@@ -16,17 +16,17 @@ const SOURCE_DIRS = ['agent', 'core', 'lib', 'lambda', 'bin'];
  * Lambda, not in a CDK app.
  */
 const LIB_MAY_IMPORT_FROM_CORE = new Set([
-  'core/config.ts', // agent.json schema, defaults and limits that ComputeFleet writes
-  'core/tags.ts', // tag keys the fleet's IAM conditions and the reaper key on
-  'core/paths.ts', // mount path and prefix rules, checked at synth and on agent start
-  'core/metrics.ts', // metric namespace and dimensions the agent emits and the dashboard reads
-  'core/reaper/settings.ts', // reaper setting ranges, validated at synth and by the handler
-  'core/mountpoint/paths.ts', // on-instance paths the user data refers to
-  'core/mountpoint/instance-type-facts.ts', // instance facts the CSI volumes are tuned from
+  'core/contract/agent-config.ts', // agent.json schema, defaults and limits that ComputeFleet writes
+  'core/contract/tags.ts', // tag keys the fleet's IAM conditions and the reaper key on
+  'core/contract/mount-path-rules.ts', // mount path and prefix rules, checked at synth and on agent start
+  'core/contract/metric-names.ts', // metric namespace and dimensions the agent emits and the dashboard reads
+  'core/contract/reaper-settings.ts', // reaper setting ranges, validated at synth and by the handler
+  'core/contract/agent-paths.ts', // on-instance paths the user data refers to
+  'core/tuner/instance-facts.ts', // instance facts the CSI volumes are tuned from
   // The CSI PV/PVC renderer: MountpointCsiVolumes renders at synth what `tune --csi` prints, tuned
   // by the agent's own rules, so both must run the same code (it is pure: no AWS SDK, no I/O).
-  'core/mountpoint/csi.ts',
-  'core/package-root.ts', // where the pre-built agent and Lambda bundles live
+  'core/tuner/csi-volumes.ts',
+  'core/contract/package-root.ts', // where the pre-built agent and Lambda bundles live
 ]);
 
 /** One edge of the graph: `from` imports `spec`, resolved to a repo-relative file or a package. */

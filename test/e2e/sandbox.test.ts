@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { OTLP_ENDPOINT } from '../../core/metrics';
+import { OTLP_ENDPOINT } from '../../core/contract/metric-names';
 import type { SandboxReport as Report } from '../../scripts/sandbox/report';
 import { REPO_ROOT } from '../support/moto';
 

@@ -7,7 +7,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { StorageDashboard } from '../../lib';
 import { resolveAppConfig } from '../../lib/app-config';
 import { MountfleetStack } from '../../lib/mountfleet-stack';
-import { SCRATCH_METRICS_NAMESPACE } from '../../core/metrics';
+import { SCRATCH_METRICS_NAMESPACE } from '../../core/contract/metric-names';
 import { buildFleet } from './fleet-fixture';
 import { fastApp, renderJoin } from './support';
 

@@ -8,7 +8,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Template } from 'aws-cdk-lib/assertions';
-import { agentPaths } from '../../core/mountpoint/paths';
+import { agentPaths } from '../../core/contract/agent-paths';
 import {
   AGENT_UNIT_NAME,
   CLOUDWATCH_AGENT_MIN_VERSION,

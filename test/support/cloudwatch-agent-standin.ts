@@ -3,7 +3,7 @@
  * uses it for:
  *  - an OTLP/HTTP metrics receiver (`POST /v1/metrics`, protobuf, as Mountpoint's exporter sends it) that
  *    writes each export to CloudWatch with PutMetricData in Mountpoint's namespace, with the one dimension
- *    the real agent's config appends (core/metrics.ts); sums, gauges and (exponential) histograms only;
+ *    the real agent's config appends (core/contract/metric-names.ts); sums, gauges and (exponential) histograms only;
  *  - CloudWatch Logs' embedded-metric-format extraction for the lines the mountfleet agent and the reaper
  *    write (`_aws.CloudWatchMetrics`), also turned into PutMetricData.
  * It counts what it wrote, per namespace and metric name.
@@ -11,9 +11,9 @@
 import { createServer, type Server } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { CloudWatchClient, PutMetricDataCommand, type MetricDatum } from '@aws-sdk/client-cloudwatch';
-import { clientConfig } from '../../core/aws';
-import { MOUNTPOINT_FLEET_DIMENSION, MOUNTPOINT_METRICS_NAMESPACE } from '../../core/metrics';
-import { decodeMetricsRequest } from '../../core/otlp';
+import { clientConfig } from '../../core/common/aws-clients';
+import { MOUNTPOINT_FLEET_DIMENSION, MOUNTPOINT_METRICS_NAMESPACE } from '../../core/contract/metric-names';
+import { decodeMetricsRequest } from '../../core/agent/otlp-reader';
 
 /** Datapoints written, by namespace then metric name. */
 export type MetricCounts = Record<string, Record<string, number>>;

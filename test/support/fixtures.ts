@@ -12,8 +12,8 @@ import {
   type EFSClient,
   type Tag,
 } from '@aws-sdk/client-efs';
-import { parseAgentConfig, type AgentConfig } from '../../core/config';
-import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE } from '../../core/tags';
+import { parseAgentConfig, type AgentConfig } from '../../core/contract/agent-config';
+import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE } from '../../core/contract/tags';
 
 export interface TestSubnet {
   readonly subnetId: string;

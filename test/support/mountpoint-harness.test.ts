@@ -17,9 +17,9 @@ import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { isDirectoryBucket, s3Client, s3ExpressClient } from '../../core/aws';
-import { parseAgentConfig, type AgentConfig } from '../../core/config';
-import { EXAMPLE_CONFIG, tuneForInstanceType, type TuneRequest } from '../../core/mountpoint/tune-report';
+import { isDirectoryBucket, s3Client, s3ExpressClient } from '../../core/common/aws-clients';
+import { parseAgentConfig, type AgentConfig } from '../../core/contract/agent-config';
+import { EXAMPLE_CONFIG, tuneForInstanceType, type TuneRequest } from '../../core/tuner/tune-report';
 import { useEmulator } from './emulator';
 import { answerExpressCreateSession } from './express-session-standin';
 import { FaultProxy } from './fault-proxy';
@@ -351,7 +351,7 @@ describeReal('mounted in a private mount namespace', () => {
       mountpoint: { version: '1.20.0' },
     });
     const nics = (n: number) => Array.from({ length: n }, (_, i) => `ens${5 + i}`);
-    // The instance types of test/core/mountpoint/tuning.test.ts, the example config unless named.
+    // The instance types of test/core/tuner/plan-mounts.test.ts, the example config unless named.
     const profiles: [string, TuneRequest][] = [
       ...[
         't3.medium',

@@ -1,6 +1,6 @@
 /**
  * Test-side OTLP encoding, field by field from the OTLP protobuf definitions (opentelemetry-proto
- * metrics/v1), independent of core/otlp.ts's reader: requests shaped like the ones Mountpoint sends.
+ * metrics/v1), independent of core/agent/otlp-reader.ts's reader: requests shaped like the ones Mountpoint sends.
  */
 export const varint = (n: number): Buffer => {
   const out: number[] = [];

@@ -1,9 +1,9 @@
 /**
- * A clock for code that polls with Clock.sleep (core/clock.ts), moved by the test or bench instead of by time:
+ * A clock for code that polls with Clock.sleep (core/common/clock.ts), moved by the test or bench instead of by time:
  * `step()` waits until the code sleeps, lets that sleep's time pass at once, and returns when the code
  * sleeps again (its work between two sleeps done). Events, not fixed waits.
  */
-import type { Clock } from '../../core/clock';
+import type { Clock } from '../../core/common/clock';
 
 export interface SteppingClock extends Clock {
   /** Waits until the code sleeps, ends that sleep, and waits until it sleeps again. */

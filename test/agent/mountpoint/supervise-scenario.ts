@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { FaultProxy } from '../../support/fault-proxy';
 import { ImdsStandIn } from '../../support/imds';
 import { emulatorMountS3 } from '../../support/real-mountpoint';
-import { AgentMountMetrics, s3CountBetween } from '../../../core/mountpoint/agent-mount-metrics';
+import { AgentMountMetrics, s3CountBetween } from '../../../core/agent/mount-metrics-reading';
 import type { SuperviseResult, SuperviseScenario } from './supervise-harness';
 
 interface StateProcess {

@@ -9,11 +9,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { s3Client } from '../../../core/aws';
-import { parseAgentConfig } from '../../../core/config';
-import { FALLBACK_INSTANCE_TYPES } from '../../../core/mountpoint/instance-types';
-import { renderMountUnit } from '../../../core/mountpoint/systemd';
-import { planMounts } from '../../../core/mountpoint/tuning';
+import { s3Client } from '../../../core/common/aws-clients';
+import { parseAgentConfig } from '../../../core/contract/agent-config';
+import { FALLBACK_INSTANCE_TYPES } from '../../../core/instance/instance-type-lookup';
+import { renderMountUnit } from '../../../core/agent/systemd-units';
+import { planMounts } from '../../../core/tuner/plan-mounts';
 import { emulatorEndpoint, useEmulator } from '../../support/emulator';
 import { emulatorMountS3, realMountpointForTests } from '../../support/real-mountpoint';
 

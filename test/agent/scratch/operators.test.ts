@@ -8,9 +8,9 @@ import {
   DescribeMountTargetsCommand,
   TagResourceCommand,
 } from '@aws-sdk/client-efs';
-import { ec2Client, efsClient } from '../../../core/aws';
+import { ec2Client, efsClient } from '../../../core/common/aws-clients';
 import type { ScratchFileSystemSummary } from '../../../core/scratch/inventory';
-import { TAG_RUN, TAG_TEARDOWN_STARTED_AT } from '../../../core/tags';
+import { TAG_RUN, TAG_TEARDOWN_STARTED_AT } from '../../../core/contract/tags';
 import { runCli } from '../../support/cli';
 import { useEmulator } from '../../support/emulator';
 import { FaultProxy } from '../../support/fault-proxy';

@@ -1,7 +1,7 @@
 import { computePlan, INITIAL_BURST_CREDIT_GIB } from '../../../core/plan/model';
 import { PRESETS } from '../../../core/plan/presets';
 import { BUILT_IN_PRICES, resolvePrices, type RegionPrices } from '../../../core/plan/prices';
-import { parseBytes, parseDuration, parseMbps } from '../../../core/plan/units';
+import { parseBytes, parseDuration, parseMbps } from '../../../core/common/units';
 import { parseStep, resolveInput, WorkloadError } from '../../../core/plan/workload';
 
 const TOKYO = BUILT_IN_PRICES['ap-northeast-1'];

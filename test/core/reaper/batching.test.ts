@@ -4,11 +4,11 @@
  */
 import { TerminateInstancesCommand } from '@aws-sdk/client-ec2';
 import { CreateFileSystemCommand } from '@aws-sdk/client-efs';
-import { cloudWatchClient, ec2Client } from '../../../core/aws';
+import { cloudWatchClient, ec2Client } from '../../../core/common/aws-clients';
 import { listFleetFileSystems, lookupOwners, readConnections } from '../../../core/reaper/evidence';
 import { OWNER_VISIBILITY_MINUTES } from '../../../core/reaper/decide';
 import { reap } from '../../../core/reaper/reaper';
-import { reaperSettingsFromFlags } from '../../../core/reaper/settings';
+import { reaperSettingsFromFlags } from '../../../core/contract/reaper-settings';
 import type { RequestInfo } from '../../support/fault-proxy';
 import { createNetwork } from '../../support/fixtures';
 import {
@@ -22,7 +22,7 @@ import {
   tagOf,
   useReaperEmulator,
 } from './scenario';
-import { TAG_MARKED_IDLE_AT } from '../../../core/tags';
+import { TAG_MARKED_IDLE_AT } from '../../../core/contract/tags';
 
 /** The largest `Filter.N.Value.M` index in an EC2 query request. */
 function filterValues(request: RequestInfo): number {

@@ -11,8 +11,13 @@ import {
 } from '@aws-sdk/client-efs';
 import { reap } from '../../../core/reaper/reaper';
 import type { ReapReport } from '../../../core/reaper/report';
-import { reaperSettingsFromFlags } from '../../../core/reaper/settings';
-import { TAG_JOB, TAG_MARKED_IDLE_AT, TAG_OWNER_INSTANCE, TAG_TEARDOWN_STARTED_AT } from '../../../core/tags';
+import { reaperSettingsFromFlags } from '../../../core/contract/reaper-settings';
+import {
+  TAG_JOB,
+  TAG_MARKED_IDLE_AT,
+  TAG_OWNER_INSTANCE,
+  TAG_TEARDOWN_STARTED_AT,
+} from '../../../core/contract/tags';
 import { createNetwork } from '../../support/fixtures';
 import {
   UNKNOWN_INSTANCE,

@@ -7,8 +7,8 @@
  */
 import { reap, type Outcome } from '../../../core/reaper/reaper';
 import type { ReapReport } from '../../../core/reaper/report';
-import { reaperSettingsFromFlags } from '../../../core/reaper/settings';
-import { TAG_MARKED_IDLE_AT } from '../../../core/tags';
+import { reaperSettingsFromFlags } from '../../../core/contract/reaper-settings';
+import { TAG_MARKED_IDLE_AT } from '../../../core/contract/tags';
 import type { FileSystemDescription } from '@aws-sdk/client-efs';
 import { createNetwork } from '../../support/fixtures';
 import {

@@ -11,18 +11,18 @@ import {
   type EC2Client,
 } from '@aws-sdk/client-ec2';
 import { DescribeFileSystemsCommand, type EFSClient, type FileSystemDescription } from '@aws-sdk/client-efs';
-import { cloudWatchClient, ec2Client, efsClient, taggingClient } from '../../../core/aws';
-import type { Clock } from '../../../core/clock';
+import { cloudWatchClient, ec2Client, efsClient, taggingClient } from '../../../core/common/aws-clients';
+import type { Clock } from '../../../core/common/clock';
 import type { ReaperClients } from '../../../core/reaper/reaper';
 import { creationToken } from '../../../core/scratch/naming';
-import { TAG_FLEET, TAG_MARKED_IDLE_AT, TAG_TEARDOWN_STARTED_AT } from '../../../core/tags';
+import { TAG_FLEET, TAG_MARKED_IDLE_AT, TAG_TEARDOWN_STARTED_AT } from '../../../core/contract/tags';
 import { useEmulator, type Emulator } from '../../support/emulator';
 import { FaultProxy } from '../../support/fault-proxy';
 import { createNetwork, createScratchFileSystem, type TestNetwork } from '../../support/fixtures';
 
 /**
  * Jest hooks for a reaper test file: the emulator, and one fault proxy in front of it for the whole file
- * that every client from core/aws.ts goes through from beforeAll on (so scenarios built in a beforeAll see
+ * that every client from core/common/aws-clients.ts goes through from beforeAll on (so scenarios built in a beforeAll see
  * its rules too). Rules and counts carry over between tests: each test clears what it needs. `random`
  * replaces the proxy's random source, for a fault pattern that is the same on every run.
  */

@@ -4,7 +4,7 @@ import {
   REAPER_DEFAULTS,
   reaperSettingsFromEnv,
   reaperSettingsFromFlags,
-} from '../../../core/reaper/settings';
+} from '../../../core/contract/reaper-settings';
 
 describe('reaper settings', () => {
   it('takes the defaults for unset or empty variables', () => {
@@ -94,7 +94,7 @@ describe('parseReaperEvent', () => {
       },
     ],
     [
-      // The agent tears scratch down on a stop or hibernate notice too (core/owner-state.ts).
+      // The agent tears scratch down on a stop or hibernate notice too (core/reaper/owner-state.ts).
       'a Spot interruption warning (hibernate)',
       {
         'detail-type': 'EC2 Spot Instance Interruption Warning',

@@ -6,10 +6,10 @@
  */
 import { PutMetricDataCommand, type MetricDatum } from '@aws-sdk/client-cloudwatch';
 import { CreateFileSystemCommand } from '@aws-sdk/client-efs';
-import { cloudWatchClient, efsClient } from '../../../core/aws';
-import type { Clock } from '../../../core/clock';
+import { cloudWatchClient, efsClient } from '../../../core/common/aws-clients';
+import type { Clock } from '../../../core/common/clock';
 import { steppingClock, type SteppingClock } from '../../support/stepping-clock';
-import { GIB, MIB, TIB } from '../../../core/plan/units';
+import { GIB, MIB, TIB } from '../../../core/common/units';
 import type { CreditMetrics } from '../../../core/scratch/credit-metric';
 import {
   INITIAL_CREDIT_BYTES,

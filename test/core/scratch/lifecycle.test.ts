@@ -5,12 +5,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RunInstancesCommand, TerminateInstancesCommand } from '@aws-sdk/client-ec2';
 import { DescribeFileSystemsCommand, DescribeMountTargetsCommand, EFSClient } from '@aws-sdk/client-efs';
-import { clientConfig, cloudWatchClient, ec2Client, efsClient, type ClientOptions } from '../../../core/aws';
+import {
+  clientConfig,
+  cloudWatchClient,
+  ec2Client,
+  efsClient,
+  type ClientOptions,
+} from '../../../core/common/aws-clients';
 import { runScratchJob, type ScratchRunRequest } from '../../../core/scratch/lifecycle';
 import { deleteScratchFileSystem, RunAliveError } from '../../../core/scratch/inventory';
 import { isMounted } from '../../../core/scratch/mount';
 import { creationToken } from '../../../core/scratch/naming';
-import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE, TAG_RUN } from '../../../core/tags';
+import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE, TAG_RUN } from '../../../core/contract/tags';
 import { useEmulator } from '../../support/emulator';
 import { FaultProxy } from '../../support/fault-proxy';
 import { scratchRunRequest } from './run-request';

@@ -1,12 +1,12 @@
 /** Creating a run's file system and mount target, against the emulator (and a fault proxy). */
 import { DescribeFileSystemsCommand, DescribeMountTargetsCommand, EFSClient } from '@aws-sdk/client-efs';
-import { clientConfig, ec2Client, efsClient } from '../../../core/aws';
-import type { Clock } from '../../../core/clock';
+import { clientConfig, ec2Client, efsClient } from '../../../core/common/aws-clients';
+import type { Clock } from '../../../core/common/clock';
 import { ensureMountTarget, waitForMountTarget } from '../../../core/scratch/mount-target';
 import { creationToken } from '../../../core/scratch/naming';
 import { createFileSystem, waitForFileSystem } from '../../../core/scratch/provision';
 import { ScratchInterrupted, ScratchSetupError } from '../../../core/scratch/setup-errors';
-import { TAG_JOB, TAG_OWNER_INSTANCE, TAG_RUN } from '../../../core/tags';
+import { TAG_JOB, TAG_OWNER_INSTANCE, TAG_RUN } from '../../../core/contract/tags';
 import { useEmulator } from '../../support/emulator';
 import { FaultProxy } from '../../support/fault-proxy';
 import { createNetwork, createScratchFileSystem, type TestNetwork } from '../../support/fixtures';

@@ -1,4 +1,4 @@
-import { parseAgentConfig } from '../../../core/config';
+import { parseAgentConfig } from '../../../core/contract/agent-config';
 import { resolveScratchSettings } from '../../../core/scratch/settings';
 
 const config = parseAgentConfig({

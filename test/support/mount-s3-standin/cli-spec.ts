@@ -1,7 +1,7 @@
 /**
  * STAND-IN — Mountpoint for Amazon S3 1.24.0's command line, transcribed from its clap definition
  * (mountpoint-s3-fs/src/cli.rs) so the stand-in accepts exactly what the real `mount-s3` accepts and
- * rejects the rest with clap-style errors. Kept separate from core/mountpoint/command-line.ts on
+ * rejects the rest with clap-style errors. Kept separate from core/tuner/command-line.ts on
  * purpose: the agent's renderer is checked against this, not against itself.
  */
 

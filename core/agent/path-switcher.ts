@@ -1,0 +1,91 @@
+/**
+ * Points the user's path at one of a mount's two Mountpoint processes by stacking bind mounts on it.
+ *
+ * A path lookup resolves to the top-most mount on the path, so a new bind on top steers every *new*
+ * open at once, while files already open keep the mount they were opened on. Switching back lazily
+ * detaches the top bind (`umount -l`): the layer below shows again, and handles still open on the
+ * detached layer keep working until closed. There is never a moment with nothing mounted on the path.
+ */
+import { mkdirSync } from 'node:fs';
+import { untrustedConfiguredPathProblem } from '../common/trusted-path';
+import { execCommand, type CommandRunner } from './command-runner';
+import { mountStack, sameMount, topMount, type MountEntry } from '../common/mountinfo';
+
+export interface Layer {
+  /** The directory bound onto the user's path (a Mountpoint process's mount point). */
+  readonly target: string;
+  /** Mount ID of the bind on the user's path. */
+  readonly layerId: number;
+  /** The target's own mount when bound: a different mount there means the process was restarted. */
+  readonly targetMount: MountEntry;
+}
+
+export class PathSwitcher {
+  private layers: Layer[] = [];
+
+  constructor(
+    readonly userPath: string,
+    private readonly run: CommandRunner = execCommand,
+    private readonly mountinfo: () => MountEntry[] | undefined = () => undefined,
+  ) {}
+
+  /** The target new opens resolve to, or undefined before the first switch. */
+  get active(): string | undefined {
+    return this.layers.at(-1)?.target;
+  }
+
+  get depth(): number {
+    return this.layers.length;
+  }
+
+  /**
+   * Makes `target` the top of the user's path. Pops the top layer when the one below is a live bind of
+   * `target`; otherwise pushes a new bind. Does nothing when `target` is already on top and current.
+   */
+  async switchTo(target: string): Promise<void> {
+    const targetMount = topMount(target, this.entries());
+    if (!targetMount)
+      throw new Error(`cannot switch ${this.userPath} to ${target}: nothing is mounted there`);
+    const top = this.layers.at(-1);
+    if (top?.target === target && sameMount(top.targetMount, targetMount)) return;
+    const below = this.layers.at(-2);
+    if (below?.target === target && sameMount(below.targetMount, targetMount) && top) {
+      await this.run('umount', ['-l', this.userPath]);
+      this.layers.pop();
+      return;
+    }
+    const untrusted = untrustedConfiguredPathProblem(this.userPath);
+    if (untrusted) throw new Error(`not binding ${target} on ${this.userPath}: ${untrusted}`);
+    mkdirSync(this.userPath, { recursive: true });
+    await this.run('mount', ['--bind', target, this.userPath]);
+    const layer = topMount(this.userPath, this.entries());
+    if (!layer) throw new Error(`bind of ${target} on ${this.userPath} did not appear in mountinfo`);
+    this.layers.push({ target, layerId: layer.id, targetMount });
+  }
+
+  /** Rebinds the active target when its process was restarted (its mount has a new ID). */
+  async refresh(): Promise<boolean> {
+    const top = this.layers.at(-1);
+    if (!top) return false;
+    const current = topMount(top.target, this.entries());
+    if (!current || sameMount(current, top.targetMount)) return false;
+    await this.switchTo(top.target);
+    return true;
+  }
+
+  /** Lazily detaches every layer this switcher stacked; open handles stay valid until closed. */
+  async detachAll(): Promise<void> {
+    while (this.layers.length > 0) {
+      const ours = new Set(this.layers.map((l) => l.layerId));
+      const top = mountStack(this.userPath, this.entries()).at(-1);
+      if (!top || !ours.has(top.id)) break; // someone else mounted on top: leave the path alone
+      await this.run('umount', ['-l', this.userPath]);
+      this.layers = this.layers.filter((l) => l.layerId !== top.id);
+    }
+    this.layers = [];
+  }
+
+  private entries(): MountEntry[] | undefined {
+    return this.mountinfo();
+  }
+}

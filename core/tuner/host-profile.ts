@@ -1,0 +1,178 @@
+/**
+ * The host-wide steps of the tuning plan: the network each mount may use (and the interfaces to bind), the
+ * memory target of every Mountpoint process, the cache volume, and where the metrics go. Pure.
+ */
+import {
+  CLOUDWATCH_AGENT_FLUSH_SECONDS,
+  MOUNTPOINT_METRICS_NAMESPACE,
+  OTLP_ENDPOINT,
+  OTLP_EXPORT_INTERVAL_SECONDS,
+} from '../contract/metric-names';
+import type { CacheVolume } from './cache-volume';
+import type { MemoryFacts } from '../instance/host-readers';
+import type { InstanceTypeFacts } from './instance-facts';
+import type { Decision } from './plan-types';
+
+/** Mountpoint's processes together may use at most this share of memory: the rest is the job's. */
+export const MOUNTPOINT_MEMORY_SHARE = 0.25;
+/** `--memory-target` minimum accepted by Mountpoint 1.24.0. */
+export const MIN_MEMORY_TARGET_MIB = 512;
+/** Buffers per CRT connection: two 8 MiB parts in flight (default part size 8 MiB). */
+export const MIB_PER_CONNECTION = 16;
+/**
+ * Data buffers one process is given at most. Mountpoint's memory use follows its throughput target and
+ * open handles, not host memory; the CRT's own default buffer pool stops at 8 GiB (targets above 75 Gbps,
+ * aws-c-s3), so a larger target only lets prefetch windows grow past what the network can fill.
+ */
+export const MAX_DATA_BUFFERS_MIB = 8192;
+/** Mountpoint holds back max(128 MiB, target / 8) of --memory-target for metadata and handles (1.24.0). */
+export const MIN_OVERHEAD_MIB = 128;
+
+/** An instance type's facts as the decisions quote them: their source and the type. */
+function instanceFact(instance: InstanceTypeFacts): string {
+  return `${instance.source} ${instance.instanceType}`;
+}
+
+export interface NetworkPlan {
+  /** Interfaces each process binds, one per network card; empty when the type has one card or they are unknown. */
+  readonly bind: string[];
+  /** `--maximum-throughput-gbps` of every process. */
+  readonly perMountGbps: number;
+  readonly decisions: Decision[];
+}
+
+/** Network: one process reaches one card unless it binds an interface per card; the host's bandwidth is split evenly. */
+export function planNetwork(
+  instance: InstanceTypeFacts,
+  interfaces: readonly string[] | undefined,
+  mountCount: number,
+): NetworkPlan {
+  const decisions: Decision[] = [];
+  const cards = instance.networkCards;
+  const bind =
+    cards.length > 1 && interfaces && interfaces.length > 1 ? interfaces.slice(0, cards.length) : [];
+  if (cards.length > 1) {
+    decisions.push({
+      setting: '--bind',
+      value: bind.length ? bind.join(',') : '(not set)',
+      reason: bind.length
+        ? `spread S3 traffic over ${bind.length} interfaces on separate network cards; without it all traffic leaves through card 0`
+        : interfaces
+          ? `only ${interfaces.length} interface(s) with an address: attach one ENI per network card to use the others`
+          : 'needs the host interface list (one ENI per network card); decided by `up` on the instance, or pass --interfaces',
+      fact: `${instanceFact(instance)}: ${cards.length} network cards (${instance.networkPerformance}); Mountpoint --bind (1.9.0) is repeatable`,
+    });
+  }
+  const usedCards = cards.slice(0, Math.max(1, bind.length));
+  const perCard = (c: InstanceTypeFacts['networkCards'][number]) =>
+    instance.burstable ? c.baselineGbps : c.peakGbps;
+  const hostGbps = usedCards.reduce((s, c) => s + perCard(c), 0);
+  const hostTarget = Math.max(1, instance.burstable ? Math.ceil(hostGbps) : Math.floor(hostGbps));
+  const perMountGbps = Math.max(1, Math.floor(hostTarget / Math.max(1, mountCount)));
+  decisions.push({
+    setting: 'network target',
+    value: `${hostTarget} Gbps for the host, ${perMountGbps} Gbps per mount`,
+    reason: instance.burstable
+      ? 'burstable type: sustained throughput is the baseline once credits run out, so target the baseline (rounded up to the 1 Gbps minimum)'
+      : `peak bandwidth of the ${usedCards.length} card(s) Mountpoint can use, split evenly over ${mountCount} mount(s): each process takes one value and would otherwise assume the whole instance`,
+    fact:
+      `${instanceFact(instance)}: per card baseline ${cards[0].baselineGbps} Gbps, peak ${cards[0].peakGbps} Gbps; ` +
+      'reference: --maximum-throughput-gbps is one value per process, integer >= 1',
+  });
+  return { bind, perMountGbps, decisions };
+}
+
+/**
+ * `--memory-target` for one process targeting `gbps`: its connections' part buffers (at most
+ * MAX_DATA_BUFFERS_MIB) plus the share Mountpoint holds back, within MOUNTPOINT_MEMORY_SHARE of memory over
+ * `processCount` processes, and never below Mountpoint's minimum.
+ */
+export function memoryTargetFor(gbps: number, totalMiB: number, processCount: number) {
+  const connections = Math.max(10, Math.ceil(gbps / 0.4));
+  const buffers = Math.min(connections * MIB_PER_CONNECTION, MAX_DATA_BUFFERS_MIB);
+  const wanted = Math.max(buffers + MIN_OVERHEAD_MIB, Math.ceil((buffers * 8) / 7));
+  const ceiling = Math.floor((totalMiB * MOUNTPOINT_MEMORY_SHARE) / Math.max(1, processCount));
+  return {
+    connections,
+    buffers,
+    wanted,
+    ceiling,
+    target: Math.max(MIN_MEMORY_TARGET_MIB, Math.min(wanted, ceiling)),
+  };
+}
+
+/** Memory: the buffers the throughput target keeps in flight, never more than the job can spare. */
+export function memoryDecision(
+  mem: ReturnType<typeof memoryTargetFor>,
+  memory: MemoryFacts,
+  processCount: number,
+): Decision {
+  return {
+    setting: '--memory-target',
+    value: `${mem.target} MiB per process (${processCount} process(es))`,
+    reason:
+      `${mem.connections} connections x ${MIB_PER_CONNECTION} MiB = ${mem.connections * MIB_PER_CONNECTION} MiB of data buffers` +
+      (mem.buffers < mem.connections * MIB_PER_CONNECTION ? `, capped at ${MAX_DATA_BUFFERS_MIB} MiB` : '') +
+      `; with Mountpoint's overhead share max(${MIN_OVERHEAD_MIB} MiB, target/8) that is ${mem.wanted} MiB; ` +
+      `all Mountpoint processes stay within ${MOUNTPOINT_MEMORY_SHARE * 100}% of memory ` +
+      `(${mem.ceiling} MiB each) and the job keeps the rest; Mountpoint's default would be 95% of memory` +
+      (mem.target > Math.min(mem.wanted, mem.ceiling)
+        ? `; raised to Mountpoint's ${MIN_MEMORY_TARGET_MIB} MiB minimum`
+        : ''),
+    fact:
+      `${memory.source}: ${memory.totalMiB} MiB; reference: Mountpoint doc/CONFIGURATION.md (--memory-target >= 512, ` +
+      'overhead max(128 MiB, target/8), default 95% of memory); buffers follow throughput, not host memory: ' +
+      'the CRT opens about N/0.4 connections (>= 10) with 8 MiB parts, and its own default pool is 2/4/8 GiB ' +
+      'for targets up to 25/75/above 75 Gbps (aws-c-s3)',
+  };
+}
+
+/** The cache volume the mounts share, and the instance-store facts it rests on. */
+export function cacheVolumeDecision(instance: InstanceTypeFacts, cacheVolume: CacheVolume): Decision {
+  const store = instance.instanceStore;
+  return {
+    setting: 'cache volume',
+    value:
+      cacheVolume.kind === 'none'
+        ? 'none'
+        : `${cacheVolume.directory} (${cacheVolume.kind}, ${cacheVolume.capacityMiB} MiB)`,
+    reason: cacheVolume.reason,
+    fact:
+      cacheVolume.kind === 'instance-store'
+        ? `/sys/block/nvme*n1/device/model = "Amazon EC2 NVMe Instance Storage"${store ? `; ${instanceFact(instance)}: ${store.disks} x ${store.diskSizeGB} GB` : ''}`
+        : `${instanceFact(instance)}: ${store ? 'instance store not found on this host' : 'no instance store'}`,
+  };
+}
+
+/**
+ * Metrics: every process exports OTLP, through the agent's relay (`relay`, null when it could not listen)
+ * to the local CloudWatch agent, often enough that a stop loses little.
+ */
+export function metricsDecisions(relay: string | null): Decision[] {
+  const cloudWatch = `the local CloudWatch agent, which publishes them to the ${MOUNTPOINT_METRICS_NAMESPACE} namespace`;
+  return [
+    relay
+      ? {
+          setting: '--otlp-endpoint',
+          value: `${relay}/mounts/<mount>/<role>`,
+          reason:
+            `Mountpoint metrics (S3 requests, cache hits, latency and errors) go to the agent's relay, one path per process, which counts them per mount ` +
+            `(status --json, bench train, warm) and passes each export on unchanged to ${cloudWatch} at ${OTLP_ENDPOINT}; Mountpoint's exports carry no mount of their own`,
+          fact: 'reference: --otlp-endpoint stable since 1.21.0, Mountpoint appends /v1/metrics to the path; CloudWatch agent >= 1.300060.0 listens on 127.0.0.1:4318',
+        }
+      : {
+          setting: '--otlp-endpoint',
+          value: OTLP_ENDPOINT,
+          reason: `Mountpoint metrics go straight to ${cloudWatch}; the agent's relay could not listen, so nothing is counted per mount`,
+          fact: 'reference: --otlp-endpoint stable since 1.21.0; CloudWatch agent >= 1.300060.0 listens on 127.0.0.1:4318',
+        },
+    {
+      setting: '--otlp-export-interval',
+      value: `${OTLP_EXPORT_INTERVAL_SECONDS} s`,
+      reason:
+        `Mountpoint sends nothing at exit, so a stop loses at most ${OTLP_EXPORT_INTERVAL_SECONDS} s of each mount's metrics instead of the default 60 s; ` +
+        `the CloudWatch agent still calls PutMetricData every ${CLOUDWATCH_AGENT_FLUSH_SECONDS} s with up to 1,000 datapoints, so the shorter interval adds datapoints, not calls, while a minute of them fits in one`,
+      fact: "reference: --otlp-export-interval (1.21.0, default 60 s); the agent's force_flush_interval sets its PutMetricData rate",
+    },
+  ];
+}

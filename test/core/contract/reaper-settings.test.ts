@@ -1,0 +1,28 @@
+/**
+ * The reaper Lambda's numeric environment variables are read as digits only: a value that `Number()`
+ * would coerce (blank-ish, hex, exponent, sign, fraction) is refused naming the variable, never deployed
+ * as a different number.
+ */
+import { reaperSettingsFromEnv, reaperSettingsFromFlags } from '../../../core/contract/reaper-settings';
+
+const env = (extra: Record<string, string>) => ({ MOUNTFLEET_FLEET_ID: 'train', ...extra });
+
+test.each([' ', '0x10', '1e1', '-5', '+5', '2.5', '45 ', 'forty'])(
+  'refuses MOUNTFLEET_GRACE_MINUTES=%j, naming the variable',
+  (value) => {
+    expect(() => reaperSettingsFromEnv(env({ MOUNTFLEET_GRACE_MINUTES: value }))).toThrow(
+      `MOUNTFLEET_GRACE_MINUTES=${JSON.stringify(value)}: must be a whole number from 0 to 10080 written in digits`,
+    );
+  },
+);
+
+test('reads digits, and an unset or empty variable takes the default', () => {
+  expect(reaperSettingsFromEnv(env({ MOUNTFLEET_MAX_DELETIONS_PER_RUN: '16' })).maxDeletionsPerRun).toBe(16);
+  expect(reaperSettingsFromEnv(env({ MOUNTFLEET_GRACE_MINUTES: '' })).graceMinutes).toBe(30);
+});
+
+test('a blank flag is refused rather than read as 0', () => {
+  expect(() => reaperSettingsFromFlags({ fleetId: 'train', graceMinutes: '' })).toThrow(
+    '--grace-minutes="": must be a whole number from 0 to 10080 written in digits',
+  );
+});

@@ -1,0 +1,126 @@
+/**
+ * `bench train`'s parts: the bounded batch queue, the busy timeline, and the pipeline on a local directory
+ * (epochs, batches, a failing read). On the real Mountpoint: test/agent/bench-train.test.ts.
+ */
+import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BatchQueue } from '../../../core/measure/batch-queue';
+import { busyPercentBySecond, sparkline, timelineSvg } from '../../../core/measure/timeline';
+import { benchTrain } from '../../../core/measure/train';
+import { findDataSet } from '../../../core/measure/train-data';
+
+const settledState = async (p: Promise<unknown>) => {
+  let state = 'pending';
+  p.then(
+    () => (state = 'resolved'),
+    () => (state = 'rejected'),
+  );
+  // Two turns of the microtask queue let an already-settled promise report.
+  await Promise.resolve();
+  await Promise.resolve();
+  return state;
+};
+
+describe('BatchQueue', () => {
+  it('holds at most `capacity` batches in flight: a worker waits for a slot until the consumer takes one', async () => {
+    const q = new BatchQueue(2, 1);
+    await q.acquire();
+    await q.acquire();
+    const third = q.acquire();
+    expect(await settledState(third)).toBe('pending');
+    q.push({ samples: 4, bytes: 40 });
+    q.push({ samples: 4, bytes: 40 });
+    expect(await settledState(third)).toBe('pending'); // ready but not taken: still in flight
+    expect(await q.take()).toEqual({ samples: 4, bytes: 40 });
+    expect(await settledState(third)).toBe('resolved');
+  });
+
+  it('hands a batch straight to a waiting consumer and ends after the last worker is done', async () => {
+    const q = new BatchQueue(1, 2);
+    const taken = q.take();
+    await q.acquire();
+    q.push({ samples: 1, bytes: 1 });
+    expect(await taken).toEqual({ samples: 1, bytes: 1 });
+    q.producerDone();
+    const end = q.take();
+    expect(await settledState(end)).toBe('pending'); // one worker still running
+    q.producerDone();
+    expect(await end).toBeUndefined();
+  });
+
+  it('a released slot goes to the next waiting worker', async () => {
+    const q = new BatchQueue(1, 2);
+    await q.acquire();
+    const waiting = q.acquire();
+    q.release();
+    expect(await settledState(waiting)).toBe('resolved');
+  });
+
+  it('fail() rejects every waiting worker and the consumer', async () => {
+    const q = new BatchQueue(1, 1);
+    await q.acquire();
+    const worker = q.acquire();
+    const consumer = q.take();
+    q.fail(new Error('read failed'));
+    await expect(worker).rejects.toThrow('read failed');
+    await expect(consumer).rejects.toThrow('read failed');
+    await expect(q.take()).rejects.toThrow('read failed');
+  });
+});
+
+describe('busy timeline', () => {
+  it('gives each second its busy share, the last second over its own length', () => {
+    const busy = [
+      { start: 0, end: 500 },
+      { start: 900, end: 1600 },
+      { start: 2000, end: 2250 },
+    ];
+    expect(busyPercentBySecond(busy, 2500)).toEqual([60, 60, 50]);
+    expect(busyPercentBySecond([], 0)).toEqual([]);
+  });
+
+  it('draws a sparkline from idle to busy', () => {
+    expect(sparkline([0, 50, 100])).toBe('▁▅█');
+  });
+
+  it('draws one panel per series with its mean busy share, escaping labels', () => {
+    const svg = timelineSvg(
+      [
+        { label: 'files <no cache>', busyPercentBySecond: [50, 50] },
+        { label: 'tar', busyPercentBySecond: [100, 100, 100, 100] },
+      ],
+      'title',
+    );
+    expect(svg).toMatch(/^<svg /);
+    expect(svg).toContain('files &lt;no cache&gt;');
+    expect(svg).toContain('busy 50 % over 2 s');
+    expect(svg).toContain('busy 100 % over 4 s');
+    expect(svg.match(/<polygon /g)).toHaveLength(2);
+  });
+});
+
+describe('benchTrain on a local directory', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-train-core-'));
+  beforeAll(() => {
+    for (let i = 0; i < 30; i++)
+      writeFileSync(join(dir, `s${String(i).padStart(2, '0')}`), Buffer.alloc(100 + i));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const options = { batchSize: 4, workers: 3, prefetch: 2, stepMs: 0, epochs: 2 };
+
+  it('reads every sample once per epoch, in batches of the size asked (the last one short)', async () => {
+    const results = await benchTrain({ ...options, dataSet: await findDataSet(dir, 'files') });
+    const bytes = Array.from({ length: 30 }, (_, i) => 100 + i).reduce((a, b) => a + b, 0);
+    expect(results.map((r) => [r.epoch, r.complete, r.batches, r.samples, r.bytes])).toEqual([
+      [1, true, 8, 30, bytes],
+      [2, true, 8, 30, bytes],
+    ]);
+  });
+
+  it('fails the run with the read error of a sample that is gone, not with a stop', async () => {
+    const dataSet = await findDataSet(dir, 'files');
+    unlinkSync(join(dir, 's17'));
+    await expect(benchTrain({ ...options, dataSet })).rejects.toThrow(/ENOENT.*s17/);
+  });
+});
