@@ -22,7 +22,7 @@ import {
 } from '../../core/tuner/csi-volumes';
 import { ec2Client } from '../../core/common/aws-clients';
 import { lookupInstanceType } from '../../core/instance/instance-type-lookup';
-import { EXAMPLE_CONFIG } from '../../core/tuner/tune-report';
+import { EXAMPLE_CONFIG } from '../../core/instance/tune-report';
 import { checkMountPrefix } from '../../core/contract/mount-path-rules';
 import { mountNames } from '../../core/tuner/plan-mounts';
 

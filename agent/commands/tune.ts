@@ -8,7 +8,7 @@ import { ec2Client } from '../../core/common/aws-clients';
 import { DEFAULT_AGENT_CONFIG_PATH, loadAgentConfig } from '../../core/contract/agent-config';
 import { DEFAULT_ROOT_FREE_GIB } from '../../core/tuner/cache-volume';
 import { UnknownInstanceTypeError } from '../../core/instance/instance-type-lookup';
-import { formatTuneReport, tuneForInstanceType, type TuneReport } from '../../core/tuner/tune-report';
+import { formatTuneReport, tuneForInstanceType, type TuneReport } from '../../core/instance/tune-report';
 import { addCsiOptions, printCsiManifests, type CsiOptions } from './tune-csi';
 
 interface TuneOptions extends CsiOptions, AwsFlags {

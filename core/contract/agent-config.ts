@@ -5,7 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { checkMountPath, checkMountPrefix, withoutTrailingSlash } from './mount-path-rules';
+import { withoutTrailingSlash } from '../common/path-text';
+import { checkMountPath, checkMountPrefix } from './mount-path-rules';
 import { FLEET_ID_PATTERN } from './tags';
 
 export const AGENT_CONFIG_VERSION = 1;

@@ -4,6 +4,8 @@
  * the string once: a backtracking regular expression on a path such as `/a/a/a/…/!` takes seconds.
  */
 
+import { withoutTrailingSlash } from '../common/path-text';
+
 /** Linux PATH_MAX (4096 bytes with the terminating NUL) and NAME_MAX. */
 const MAX_PATH_LENGTH = 4095;
 const MAX_SEGMENT_LENGTH = 255;
@@ -47,11 +49,6 @@ export const SYSTEM_DIRECTORIES: readonly string[] = [
 /** True for the C0 control characters and DEL: a newline in a path breaks the systemd units it goes into. */
 function isControlCharacter(code: number): boolean {
   return code < 0x20 || code === 0x7f;
-}
-
-/** The path without one trailing `/` (`/mnt/data/` → `/mnt/data`); `/` stays `/`. */
-export function withoutTrailingSlash(path: string): string {
-  return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
 }
 
 /**

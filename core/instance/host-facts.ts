@@ -1,7 +1,8 @@
 /** The facts of this machine the agent reads once at start: memory, instance store (the cache volume), interfaces. */
 import { mkdirSync, statfsSync } from 'node:fs';
 import { planCacheVolume, type CacheVolume } from '../tuner/cache-volume';
-import { discoverInstanceStore, listNetworkInterfaces, readMemory, type MemoryFacts } from './host-readers';
+import type { MemoryFacts } from '../tuner/plan-types';
+import { discoverInstanceStore, listNetworkInterfaces, readMemory } from './host-readers';
 
 /** What the agent tunes for besides the instance type. */
 export interface HostFacts {

@@ -7,15 +7,10 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import type { NvmeDisk } from '../tuner/cache-volume';
+import type { MemoryFacts } from '../tuner/plan-types';
 
 /** The model string EC2 gives instance-store NVMe devices (EBS volumes say "Amazon Elastic Block Store"). */
 export const INSTANCE_STORE_MODEL = 'Amazon EC2 NVMe Instance Storage';
-
-export interface MemoryFacts {
-  readonly totalMiB: number;
-  /** Where the figure came from: /proc/meminfo or the cgroup limit when that is lower. */
-  readonly source: string;
-}
 
 function readText(path: string): string | undefined {
   try {

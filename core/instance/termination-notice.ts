@@ -8,7 +8,7 @@
  * holds open until the instance completes it or the hook times out. Both are polled every 5 s.
  */
 import type { Clock } from '../common/clock';
-import { endsScratchJob, ownerStateOfNotice } from '../reaper/owner-state';
+import { endsScratchJob, ownerStateOfNotice } from '../contract/owner-state';
 import {
   metadataService,
   readSpotInstanceAction,
@@ -70,7 +70,7 @@ export async function watchForTermination(
   while (!options.signal.aborted) {
     try {
       const notice = await read();
-      // Which notices end the job is the rule core/reaper/owner-state.ts writes down for the reaper too.
+      // Which notices end the job is the rule core/contract/owner-state.ts writes down for the reaper too.
       if (
         notice &&
         endsScratchJob(ownerStateOfNotice(notice.source, notice.action)) &&

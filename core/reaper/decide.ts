@@ -12,7 +12,7 @@
  * 2. any client connection in the window vetoes everything (and clears an idle mark); unreadable metrics
  *    also keep the file system, because a live mount cannot be ruled out;
  * 3. strong evidence deletes: lifecycle `error`; no mount target; a teardown that started longer than the
- *    grace period ago; an owner that has let go of its scratch (core/reaper/owner-state.ts: gone or stopped).
+ *    grace period ago; an owner that has let go of its scratch (core/contract/owner-state.ts: gone or stopped).
  *    A failed lookup is never "gone". A warning (Spot notice) names an instance that still runs: it deletes
  *    only on all-zero datapoints, never on none;
  * 4. metric-only evidence (owner running, every datapoint zero) is two-phase: mark, then delete once the
@@ -62,7 +62,7 @@ export type ConnectionEvidence =
 
 export type OwnerEvidence =
   /**
-   * The owner has let go of its scratch: gone or stopped (core/reaper/owner-state.ts). `unknown`: EC2 did not
+   * The owner has let go of its scratch: gone or stopped (core/contract/owner-state.ts). `unknown`: EC2 did not
    * return it at all — long gone, or so new that EC2 does not show it yet (see OWNER_VISIBILITY_MINUTES).
    */
   | {

@@ -2,7 +2,7 @@
  * What started a reaper run. EventBridge delivers the schedule and two EC2 events that mean an instance is
  * going away; anything else is acknowledged and ignored (throwing would only make EventBridge retry it).
  */
-import { endsScratchJob, ownerStateOfInstance, ownerStateOfNotice } from './owner-state';
+import { endsScratchJob, ownerStateOfInstance, ownerStateOfNotice } from '../contract/owner-state';
 import { INSTANCE_ID_PATTERN } from './decide';
 
 export type ReaperTrigger =
@@ -33,7 +33,7 @@ export function parseReaperEvent(event: unknown): ReaperTrigger {
       if (!validInstance)
         return { kind: 'ignored', reason: 'interruption warning without a valid instance-id' };
       const action = String(e.detail?.['instance-action'] ?? 'terminate');
-      // The agent tears scratch down on every interruption, stop and hibernate included (core/reaper/owner-state.ts).
+      // The agent tears scratch down on every interruption, stop and hibernate included (core/contract/owner-state.ts).
       if (!endsScratchJob(ownerStateOfNotice('spot', action))) {
         return { kind: 'ignored', reason: `interruption action ${action}: not one that ends a job` };
       }

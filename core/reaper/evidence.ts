@@ -27,7 +27,7 @@ import {
   TAG_RUN,
   TAG_TEARDOWN_STARTED_AT,
 } from '../contract/tags';
-import { ownerReleasedScratch, ownerStateOfInstance } from './owner-state';
+import { ownerReleasedScratch, ownerStateOfInstance } from '../contract/owner-state';
 import { type ConnectionEvidence, type FileSystemFacts, type OwnerEvidence } from './decide';
 
 export const METRIC_QUERIES_PER_CALL = 500;
@@ -181,7 +181,7 @@ async function describeInstanceStates(
   } while (nextToken);
 }
 
-/** What an owner's EC2 state means, by the shared rule of core/reaper/owner-state.ts. */
+/** What an owner's EC2 state means, by the shared rule of core/contract/owner-state.ts. */
 function ownerEvidence(state: string | undefined): OwnerEvidence {
   if (state === undefined)
     return {

@@ -1,7 +1,7 @@
 /**
  * Whether a scratch file system's run may still be using it, for `mountfleet scratch delete`: judged on one
  * fresh DescribeFileSystems of it and the reaper's own evidence and rules (evidence.ts, decide.ts,
- * core/reaper/owner-state.ts) — one DescribeInstances for its owner and, only when the reaper's rules need it, one
+ * core/contract/owner-state.ts) — one DescribeInstances for its owner and, only when the reaper's rules need it, one
  * GetMetricData for its connections. Called right before the first irreversible call of a deletion.
  *
  * The run is **over** (the file system may go without --force) on the first of these, in this order:

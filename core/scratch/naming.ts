@@ -5,10 +5,7 @@
  * another run — a re-run of the job after a crash, the same job id on another instance or in another
  * container — can never match it, so it can never mount, adopt or delete it.
  */
-import { createHash, randomBytes } from 'node:crypto';
-
-/** EFS CreationToken length limit. */
-export const CREATION_TOKEN_MAX = 64;
+import { randomBytes } from 'node:crypto';
 
 /**
  * Job ids go into a tag value: scheduler ids (Slurm numbers, AWS Batch UUIDs, `array-job:7`) fit; '#' is
@@ -42,23 +39,6 @@ export const RUN_ID_PATTERN = /^r\d{8}t\d{6}-[0-9a-f]{16}$/;
 /** A run id no other run will ever draw (64 random bits), sortable by start time. */
 export function generateRunId(now: number = Date.now(), random: () => Buffer = () => randomBytes(8)): string {
   return `r${stamp(now)}-${random().toString('hex')}`;
-}
-
-/**
- * `mf/<fleet>/<run>` when it fits in 64 characters (it does for every valid fleet id); otherwise
- * `mf/<fleet>/#<hash>` with a hash of both.
- */
-export function creationToken(fleetId: string, runId: string): string {
-  const plain = creationTokenPrefix(fleetId) + runId;
-  if (plain.length <= CREATION_TOKEN_MAX) return plain;
-  const hash = createHash('sha256').update(`${fleetId}\0${runId}`).digest('hex');
-  const prefix = `${creationTokenPrefix(fleetId)}#`;
-  return prefix + hash.slice(0, CREATION_TOKEN_MAX - prefix.length);
-}
-
-/** How every CreationToken of the fleet's scratch begins (the reaper deletes nothing else). */
-export function creationTokenPrefix(fleetId: string): string {
-  return `mf/${fleetId}/`;
 }
 
 /** The `Name` tag shown in the console (tag values may be up to 256 characters). */

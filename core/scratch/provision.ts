@@ -19,7 +19,8 @@ import {
 import { errorName, errorText, undefinedIfNotFound } from '../common/errors';
 import { tagValue } from '../efs/fleet-file-systems';
 import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE, TAG_RUN } from '../contract/tags';
-import { creationToken, nameTag } from './naming';
+import { creationToken } from '../contract/creation-token';
+import { nameTag } from './naming';
 import { pollUntil, type WaitOptions } from './poll';
 import { checkInterrupted, CreateOutcomeUnknown, ScratchSetupError } from './setup-errors';
 

@@ -12,7 +12,8 @@ import {
   MAX_TEARDOWN_GRACE_SECONDS,
   type AgentConfig,
 } from '../contract/agent-config';
-import { checkMountPath, withoutTrailingSlash } from '../contract/mount-path-rules';
+import { withoutTrailingSlash } from '../common/path-text';
+import { checkMountPath } from '../contract/mount-path-rules';
 import { fleetIdProblem } from '../contract/tags';
 
 export class ScratchSettingsError extends Error {

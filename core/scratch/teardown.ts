@@ -15,7 +15,7 @@ import type { MountEntry } from '../common/mountinfo';
 import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE, TAG_RUN, TAG_TEARDOWN_STARTED_AT } from '../contract/tags';
 import type { TerminationNotice } from '../instance/termination-notice';
 import { unmount } from './mount';
-import { creationToken } from './naming';
+import { creationToken } from '../contract/creation-token';
 import { findFileSystemByToken, madeByRun } from './provision';
 import { abortAfter } from '../common/abort';
 

@@ -9,9 +9,8 @@ import {
   OTLP_EXPORT_INTERVAL_SECONDS,
 } from '../contract/metric-names';
 import type { CacheVolume } from './cache-volume';
-import type { MemoryFacts } from '../instance/host-readers';
 import type { InstanceTypeFacts } from './instance-facts';
-import type { Decision } from './plan-types';
+import type { Decision, MemoryFacts } from './plan-types';
 
 /** Mountpoint's processes together may use at most this share of memory: the rest is the job's. */
 export const MOUNTPOINT_MEMORY_SHARE = 0.25;

@@ -5,8 +5,14 @@
 import type { AgentConfig, MountConfig } from '../contract/agent-config';
 import type { CacheVolume } from './cache-volume';
 import type { MountpointOptions, RenderedFlag } from './command-line';
-import type { MemoryFacts } from '../instance/host-readers';
 import type { InstanceTypeFacts } from './instance-facts';
+
+/** The memory the tuner sizes caches from (the instance reads it: core/instance/host-readers.ts). */
+export interface MemoryFacts {
+  readonly totalMiB: number;
+  /** Where the figure came from: /proc/meminfo or the cgroup limit when that is lower. */
+  readonly source: string;
+}
 
 export interface TuningInput {
   readonly config: AgentConfig;

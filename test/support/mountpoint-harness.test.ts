@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { isDirectoryBucket, s3Client, s3ExpressClient } from '../../core/common/aws-clients';
 import { parseAgentConfig, type AgentConfig } from '../../core/contract/agent-config';
-import { EXAMPLE_CONFIG, tuneForInstanceType, type TuneRequest } from '../../core/tuner/tune-report';
+import { EXAMPLE_CONFIG, tuneForInstanceType, type TuneRequest } from '../../core/instance/tune-report';
 import { useEmulator } from './emulator';
 import { answerExpressCreateSession } from './express-session-standin';
 import { FaultProxy } from './fault-proxy';

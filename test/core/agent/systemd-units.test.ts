@@ -11,7 +11,7 @@ import {
   systemdArg,
   unitName,
 } from '../../../core/agent/systemd-units';
-import { tuneForInstanceType } from '../../../core/tuner/tune-report';
+import { tuneForInstanceType } from '../../../core/instance/tune-report';
 import { OTLP_ENDPOINT } from '../../../core/contract/metric-names';
 import { STANDIN } from '../../agent/mountpoint/failover-harness';
 import { REPO_ROOT } from '../../support/moto';

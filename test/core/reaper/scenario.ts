@@ -14,7 +14,7 @@ import { DescribeFileSystemsCommand, type EFSClient, type FileSystemDescription 
 import { cloudWatchClient, ec2Client, efsClient, taggingClient } from '../../../core/common/aws-clients';
 import type { Clock } from '../../../core/common/clock';
 import type { ReaperClients } from '../../../core/reaper/reaper';
-import { creationToken } from '../../../core/scratch/naming';
+import { creationToken } from '../../../core/contract/creation-token';
 import { TAG_FLEET, TAG_MARKED_IDLE_AT, TAG_TEARDOWN_STARTED_AT } from '../../../core/contract/tags';
 import { useEmulator, type Emulator } from '../../support/emulator';
 import { FaultProxy } from '../../support/fault-proxy';

@@ -94,7 +94,7 @@ describe('parseReaperEvent', () => {
       },
     ],
     [
-      // The agent tears scratch down on a stop or hibernate notice too (core/reaper/owner-state.ts).
+      // The agent tears scratch down on a stop or hibernate notice too (core/contract/owner-state.ts).
       'a Spot interruption warning (hibernate)',
       {
         'detail-type': 'EC2 Spot Instance Interruption Warning',

@@ -15,7 +15,7 @@ import {
 import { runScratchJob, type ScratchRunRequest } from '../../../core/scratch/lifecycle';
 import { deleteScratchFileSystem, RunAliveError } from '../../../core/scratch/inventory';
 import { isMounted } from '../../../core/scratch/mount';
-import { creationToken } from '../../../core/scratch/naming';
+import { creationToken } from '../../../core/contract/creation-token';
 import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE, TAG_RUN } from '../../../core/contract/tags';
 import { useEmulator } from '../../support/emulator';
 import { FaultProxy } from '../../support/fault-proxy';

@@ -1,6 +1,5 @@
+import { CREATION_TOKEN_MAX, creationToken } from '../../../core/contract/creation-token';
 import {
-  CREATION_TOKEN_MAX,
-  creationToken,
   generateJobId,
   generateRunId,
   jobIdProblem,

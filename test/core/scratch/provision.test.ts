@@ -3,7 +3,7 @@ import { DescribeFileSystemsCommand, DescribeMountTargetsCommand, EFSClient } fr
 import { clientConfig, ec2Client, efsClient } from '../../../core/common/aws-clients';
 import type { Clock } from '../../../core/common/clock';
 import { ensureMountTarget, waitForMountTarget } from '../../../core/scratch/mount-target';
-import { creationToken } from '../../../core/scratch/naming';
+import { creationToken } from '../../../core/contract/creation-token';
 import { createFileSystem, waitForFileSystem } from '../../../core/scratch/provision';
 import { ScratchInterrupted, ScratchSetupError } from '../../../core/scratch/setup-errors';
 import { TAG_JOB, TAG_OWNER_INSTANCE, TAG_RUN } from '../../../core/contract/tags';

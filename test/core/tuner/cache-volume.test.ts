@@ -5,7 +5,7 @@ import {
 } from '../../../core/tuner/cache-volume';
 import { planCsiClaims } from '../../../core/tuner/csi-volumes';
 import { lookupInstanceType } from '../../../core/instance/instance-type-lookup';
-import { tuneForInstanceType } from '../../../core/tuner/tune-report';
+import { tuneForInstanceType } from '../../../core/instance/tune-report';
 
 const facts = (type: string) => lookupInstanceType(type, undefined, () => undefined);
 

@@ -6,7 +6,7 @@ import {
   FALLBACK_INSTANCE_TYPES,
   UnknownInstanceTypeError,
 } from '../../../core/instance/instance-type-lookup';
-import { formatTuneReport, tuneForInstanceType, type TuneReport } from '../../../core/tuner/tune-report';
+import { formatTuneReport, tuneForInstanceType, type TuneReport } from '../../../core/instance/tune-report';
 import { planMounts } from '../../../core/tuner/plan-mounts';
 import {
   MAX_DATA_BUFFERS_MIB,

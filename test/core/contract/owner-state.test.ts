@@ -1,10 +1,10 @@
-/** The owner-state rule the agent and the reaper share (core/reaper/owner-state.ts), and the agent's use of it. */
+/** The owner-state rule the agent and the reaper share (core/contract/owner-state.ts), and the agent's use of it. */
 import {
   endsScratchJob,
   ownerReleasedScratch,
   ownerStateOfInstance,
   ownerStateOfNotice,
-} from '../../../core/reaper/owner-state';
+} from '../../../core/contract/owner-state';
 import { watchForTermination, type TerminationNotice } from '../../../core/instance/termination-notice';
 
 describe('owner state', () => {

@@ -6,10 +6,10 @@ import {
   describeDisks,
   listedInstanceStoreDisks,
   planCacheVolumeForType,
-} from './cache-volume';
-import { quoteArg } from './command-line';
-import { lookupInstanceType } from '../instance/instance-type-lookup';
-import { planMounts, type TuningPlan } from './plan-mounts';
+} from '../tuner/cache-volume';
+import { quoteArg } from '../tuner/command-line';
+import { lookupInstanceType } from './instance-type-lookup';
+import { planMounts, type TuningPlan } from '../tuner/plan-mounts';
 
 /** Used when no agent config is given: one immutable, locally and Express-cached dataset. */
 export const EXAMPLE_CONFIG = {
