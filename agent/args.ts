@@ -2,8 +2,7 @@
  * Reading command-line arguments: the one place where flag values become numbers, and the one error
  * type for a bad command line. `run` (agent/cli.ts) prints a UsageError as one line and exits 2.
  */
-import { UnitError } from '../core/common/units';
-import { toBoundedWholeNumber, wholeNumberRule, type WholeNumberBounds } from '../core/common/whole-number';
+import { UnitError, toBoundedWholeNumber, wholeNumberRule, type WholeNumberBounds } from '../core/common';
 
 /** A bad command line (flag, argument or value): nothing was done, exit status 2. */
 export class UsageError extends Error {

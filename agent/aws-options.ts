@@ -5,7 +5,7 @@
  */
 import { Option } from 'commander';
 import { UsageError } from './args';
-import { efsClient } from '../core/common/aws-clients';
+import { efsClient } from '../core/aws';
 
 export interface AwsFlags {
   region?: string;

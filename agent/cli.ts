@@ -4,8 +4,7 @@
  * JSON document; progress and logs go to stderr.
  */
 import { Command, CommanderError, Help } from 'commander';
-import { ConfigError } from '../core/contract/agent-config';
-import { VERSION } from '../core/contract/version';
+import { ConfigError, VERSION } from '../core/contract';
 import { EXIT_FAILURE, EXIT_USAGE, UsageError } from './args';
 import type { CliContext, RegisterCommand } from './command';
 import { register as registerBench } from './commands/bench';

@@ -9,7 +9,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { dirname } from 'node:path';
-import type { S3Count } from '../core/agent/mount-metrics-reading';
+import { type S3Count } from '../core/agent';
 import { UsageError } from './args';
 
 /** Prints `value` as the one pretty-printed JSON document a `--json` run writes on stdout. */

@@ -11,7 +11,7 @@
 import { PutMetricDataCommand, type MetricDatum } from '@aws-sdk/client-cloudwatch';
 import { CreateFileSystemCommand } from '@aws-sdk/client-efs';
 import { parseArgs } from 'node:util';
-import { cloudWatchClient, efsClient } from '../core/common/aws-clients';
+import { cloudWatchClient, efsClient } from '../core/aws/clients';
 import { MIB } from '../core/common/units';
 import {
   DEFAULT_CREDIT_CHECK_SECONDS,

@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { s3Client } from '../core/common/aws-clients';
+import { s3Client } from '../core/aws/clients';
 import { readFiles } from '../core/measure/read';
 import { runSupervise } from '../test/agent/mountpoint/supervise-harness';
 import {

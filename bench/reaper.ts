@@ -12,7 +12,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { cloudWatchClient, ec2Client, efsClient, taggingClient } from '../core/common/aws-clients';
+import { cloudWatchClient, ec2Client, efsClient, taggingClient } from '../core/aws/clients';
 import {
   connectionWindow,
   listFleetFileSystems,

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { EFSClient } from '@aws-sdk/client-efs';
-import { ec2Client, efsClient } from '../core/common/aws-clients';
+import { ec2Client, efsClient } from '../core/aws/clients';
 import { runScratchJob } from '../core/scratch/lifecycle';
 import { metadataService } from '../core/instance/imds';
 import { terminationNoticeReader } from '../core/instance/termination-notice';

@@ -7,7 +7,7 @@
  */
 import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { randomBytes } from 'node:crypto';
-import { s3Client } from '../core/common/aws-clients';
+import { s3Client } from '../core/aws/clients';
 import { parseBytes } from '../core/common/units';
 import { shardPrefix } from '../core/shard/shard';
 import { verifyShards } from '../core/shard/verify';

@@ -21,7 +21,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
-import { s3Client, s3ExpressClient } from '../core/common/aws-clients';
+import { s3Client, s3ExpressClient } from '../core/aws/clients';
 import { sparkline, timelineSvg } from '../core/measure/timeline';
 import { benchTrain, type EpochResult } from '../core/measure/train';
 import { findDataSet, type SampleFormat } from '../core/measure/train-data';

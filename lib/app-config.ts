@@ -13,10 +13,12 @@ import {
   formatIssues,
   MAX_TEARDOWN_GRACE_SECONDS,
   readJsonFile,
-} from '../core/contract/agent-config';
-import { checkMountPath, checkMountPrefix } from '../core/contract/mount-path-rules';
-import { FLEET_ID_PATTERN } from '../core/contract/tags';
-import { REAPER_SETTING_RANGES, type ReaperNumericSetting } from '../core/contract/reaper-settings';
+  checkMountPath,
+  checkMountPrefix,
+  FLEET_ID_PATTERN,
+  REAPER_SETTING_RANGES,
+  type ReaperNumericSetting,
+} from '../core/contract';
 import type { ResolvedStackConfig } from './stack-config';
 
 /** AZ IDs that exist in every account of us-east-1 (AZ IDs, unlike names, are the same everywhere). */

@@ -13,13 +13,11 @@ import {
   MOUNTPOINT_DEFAULT_VERSION,
   type AgentConfigInput,
   type CachePolicy,
-} from '../core/contract/agent-config';
-import {
   agentMetricsLogGroupName,
   MOUNTPOINT_FLEET_DIMENSION,
   MOUNTPOINT_METRICS_NAMESPACE,
-} from '../core/contract/metric-names';
-import { TAG_FLEET } from '../core/contract/tags';
+  TAG_FLEET,
+} from '../core/contract';
 import type { IExpressCache, IFleetNetwork, IScratchFileSystems } from './interfaces';
 import { renderAgentConfig } from './private/agent-config';
 import { grantAgentBasics, grantFleetMetrics } from './private/fleet-grants';

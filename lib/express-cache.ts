@@ -4,7 +4,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3express from 'aws-cdk-lib/aws-s3express';
 import { Construct } from 'constructs';
-import { DIRECTORY_BUCKET_NAME_PATTERN } from '../core/contract/agent-config';
+import { DIRECTORY_BUCKET_NAME_PATTERN } from '../core/contract';
 import type { IExpressCache } from './interfaces';
 import { invalidProp, validateAzIds } from './private/validation';
 

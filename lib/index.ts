@@ -1,5 +1,15 @@
 // The public API of the mountfleet construct library.
-export * from '../core/contract/tags';
+export {
+  FLEET_ID_PATTERN,
+  SCRATCH_CREATE_TAG_KEYS,
+  TAG_FLEET,
+  TAG_JOB,
+  TAG_MARKED_IDLE_AT,
+  TAG_OWNER_INSTANCE,
+  TAG_RUN,
+  TAG_TEARDOWN_STARTED_AT,
+  fleetIdProblem,
+} from '../core/contract';
 export {
   EXPRESS_METRICS_NAMESPACE,
   EXPRESS_SWITCH_DIMENSIONS,
@@ -10,7 +20,7 @@ export {
   REAPER_METRICS_NAMESPACE,
   REAPER_METRIC_NAMES,
   type ReaperMetricName,
-} from '../core/contract/metric-names';
+} from '../core/contract';
 export {
   AGENT_CONFIG_VERSION,
   CACHE_POLICIES,
@@ -22,7 +32,7 @@ export {
   type AgentConfigInput,
   type CachePolicy,
   type MountConfig,
-} from '../core/contract/agent-config';
+} from '../core/contract';
 
 // Constructs, and the interfaces they accept from one another.
 export * from './interfaces';

@@ -3,7 +3,7 @@ import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import type { CachePolicy } from '../core/contract/agent-config';
+import { type CachePolicy } from '../core/contract';
 import {
   CSI_ADDON_NAME,
   CSI_SERVICE_ACCOUNT,
@@ -12,8 +12,9 @@ import {
   renderCsiManifests,
   type CsiClaim,
   type CsiPlanInput,
-} from '../core/tuner/csi-volumes';
-import { closestInstanceTypes, FALLBACK_INSTANCE_TYPES } from '../core/tuner/instance-facts';
+  closestInstanceTypes,
+  FALLBACK_INSTANCE_TYPES,
+} from '../core/tuner';
 import type { IExpressCache } from './interfaces';
 import { grantBucketMount } from './private/mount-grants';
 import { invalidProp, validateMountPrefix } from './private/validation';

@@ -12,13 +12,11 @@ import {
   REAPER_FLEET_DIMENSION,
   REAPER_METRICS_NAMESPACE,
   type ReaperMetricName,
-} from '../core/contract/metric-names';
-import { packageRoot } from '../core/contract/package-root';
-import {
+  packageRoot,
   REAPER_DEFAULTS,
   REAPER_SETTING_SOURCES,
   type ReaperSettings,
-} from '../core/contract/reaper-settings';
+} from '../core/contract';
 import type { IFleetNetwork } from './interfaces';
 import { acknowledge } from './private/nag';
 import { reaperAlarms } from './private/reaper-alarms';

@@ -3,7 +3,7 @@ import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
-import { DEFAULT_SCRATCH_PATH, DEFAULT_TEARDOWN_GRACE_SECONDS } from '../core/contract/agent-config';
+import { DEFAULT_SCRATCH_PATH, DEFAULT_TEARDOWN_GRACE_SECONDS } from '../core/contract';
 import type { IFleetNetwork, IScratchFileSystems, ScratchAgentSettings } from './interfaces';
 import {
   acknowledgeScratchWildcards,

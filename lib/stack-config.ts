@@ -2,7 +2,7 @@
  * The resolved config of one {@link MountfleetStack}, as plain interfaces so that jsii languages can build
  * it too. `resolveAppConfig` (lib/app-config.ts) returns it; the compiler keeps its zod schema in step.
  */
-import type { CachePolicy } from '../core/contract/agent-config';
+import { type CachePolicy } from '../core/contract';
 import type { FleetNetworkAttributes } from './fleet-network';
 
 /** A new VPC for the stack, one subnet per AZ ID. */

@@ -5,7 +5,7 @@ import {
   MOUNTPOINT_FLEET_DIMENSION,
   MOUNTPOINT_METRICS_NAMESPACE,
   REAPER_METRIC_NAMES,
-} from '../core/contract/metric-names';
+} from '../core/contract';
 import type { ComputeFleet } from './compute-fleet';
 import type { IExpressCache } from './interfaces';
 import type { OrphanReaper } from './orphan-reaper';

@@ -15,7 +15,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { gunzipSync } from 'node:zlib';
-import { ec2Client } from '../core/common/aws-clients';
+import { ec2Client } from '../core/aws/clients';
 
 export const DEFAULT_OUT = join(__dirname, '..', 'core', 'mountpoint', 'instance-type-table.ts');
 

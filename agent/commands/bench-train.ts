@@ -9,12 +9,18 @@ import { parseWholeNumber, UsageError } from '../args';
 import type { CliContext } from '../command';
 import { EXIT_INTERRUPTED, interruptible } from '../interrupt';
 import { OutputFile, printJson, s3Phrase } from '../output';
-import { sparkline, timelineSvg } from '../../core/measure/timeline';
-import { benchTrain, type EpochResult } from '../../core/measure/train';
-import { DataSetError, findDataSet, type SampleFormat } from '../../core/measure/train-data';
-import { mountHolding } from '../../core/common/mountinfo';
-import { agentS3Counter, type S3CountSource } from '../../core/agent/mount-metrics-reading';
-import { agentPaths } from '../../core/contract/agent-paths';
+import {
+  sparkline,
+  timelineSvg,
+  benchTrain,
+  type EpochResult,
+  DataSetError,
+  findDataSet,
+  type SampleFormat,
+} from '../../core/measure';
+import { mountHolding } from '../../core/system';
+import { agentS3Counter, type S3CountSource } from '../../core/agent';
+import { agentPaths } from '../../core/contract';
 
 interface TrainFlags {
   path: string;

@@ -12,12 +12,18 @@ import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-o
 import type { RegisterCommand } from '../command';
 import { addTrainCommand } from './bench-train';
 import { OutputFile, printJson } from '../output';
-import { makeDirectories } from '../../core/common/directories';
-import { latencyCsv, measureLatency, sizesUpTo, type LatencyTarget } from '../../core/measure/latency';
-import { benchRead } from '../../core/measure/read';
-import { benchS3Client } from '../../core/measure/s3-clients';
-import { formatSize, latencySvg } from '../../core/measure/svg';
-import { parseBytes } from '../../core/common/units';
+import { makeDirectories } from '../../core/system';
+import { parseBytes } from '../../core/common';
+import {
+  latencyCsv,
+  measureLatency,
+  sizesUpTo,
+  type LatencyTarget,
+  benchRead,
+  benchS3Client,
+  formatSize,
+  latencySvg,
+} from '../../core/measure';
 
 interface LatencyFlags extends AwsFlags {
   standardBucket?: string;

@@ -1,10 +1,10 @@
 /** `mountfleet down`: asks the running agent to unmount everything and waits until it has. */
 import { parseWholeNumber } from '../args';
 import type { RegisterCommand } from '../command';
-import { systemClock } from '../../core/common/clock';
-import { agentPaths } from '../../core/contract/agent-paths';
-import { agentProcessStatus, readState, statePath, StateFileError } from '../../core/agent/agent-state';
-import { processAlive } from '../../core/common/processes';
+import { systemClock } from '../../core/common';
+import { processAlive } from '../../core/system';
+import { agentPaths } from '../../core/contract';
+import { agentProcessStatus, readState, statePath, StateFileError } from '../../core/agent';
 
 export const register: RegisterCommand = (program, ctx) => {
   program

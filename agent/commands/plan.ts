@@ -6,19 +6,21 @@ import { Option } from 'commander';
 import { parsePositive, UsageError } from '../args';
 import type { RegisterCommand } from '../command';
 import { printJson } from '../output';
-import { renderPlan } from '../../core/plan/format';
-import { computePlan } from '../../core/plan/model';
-import { PRESETS } from '../../core/plan/presets';
-import { PriceError, PRICE_KEYS, resolvePrices } from '../../core/plan/prices';
-import { GIB, parseBytes, parseDuration, parseMbps, UnitError } from '../../core/common/units';
-import { compareWithRun, readRunSummary, renderAgainst, SummaryError } from '../../core/scratch/run-summary';
 import {
+  renderPlan,
+  computePlan,
+  PRESETS,
+  PriceError,
+  PRICE_KEYS,
+  resolvePrices,
   parseStep,
   readWorkloadFile,
   WorkloadError,
   type InputSpec,
   type Step,
-} from '../../core/plan/workload';
+} from '../../core/plan';
+import { GIB, parseBytes, parseDuration, parseMbps, UnitError } from '../../core/common';
+import { compareWithRun, readRunSummary, renderAgainst, SummaryError } from '../../core/scratch';
 
 interface PlanOptions {
   preset?: string;

@@ -9,15 +9,13 @@ import { parseWholeNumber, UsageError } from '../args';
 import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
 import type { RegisterCommand } from '../command';
 import { printJson } from '../output';
-import { lazyReaperClients } from '../../core/reaper/clients';
-import { reap } from '../../core/reaper/reaper';
-import { summarizeReport } from '../../core/reaper/report';
+import { lazyReaperClients, reap, summarizeReport } from '../../core/reaper';
 import {
   REAPER_DEFAULTS,
   REAPER_SETTING_SOURCES as FLAG,
   ReaperSettingsError,
   reaperSettingsFromFlags,
-} from '../../core/contract/reaper-settings';
+} from '../../core/contract';
 
 interface ReapOptions extends AwsFlags {
   fleet?: string;

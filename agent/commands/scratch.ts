@@ -7,50 +7,51 @@ import { EXIT_IN_USE, EXIT_USAGE, parsePositive, parseWholeNumber, UsageError } 
 import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
 import type { RegisterCommand } from '../command';
 import { OutputFile, printJson } from '../output';
-import { cloudWatchClient, ec2Client, efsClient } from '../../core/common/aws-clients';
+import { cloudWatchClient, ec2Client, efsClient } from '../../core/aws';
+import { parseDuration } from '../../core/common';
 import {
   DEFAULT_SCRATCH_PATH,
   DEFAULT_TEARDOWN_GRACE_SECONDS,
   MAX_TEARDOWN_GRACE_SECONDS,
-} from '../../core/contract/agent-config';
-import { BUILT_IN_PRICES } from '../../core/plan/prices';
-import { parseDuration } from '../../core/common/units';
+  agentPaths,
+  checkMountPath,
+} from '../../core/contract';
+import { BUILT_IN_PRICES } from '../../core/plan';
 import {
   DEFAULT_CREDIT_CHECK_SECONDS,
   ON_CREDIT_LOW,
   type OnCreditLow,
-} from '../../core/scratch/credit-guard';
-import { appendCreditMetrics } from '../../core/scratch/credit-metric';
-import { runSummary } from '../../core/scratch/run-summary';
-import { metadataService, readInstanceIdentity, type InstanceIdentity } from '../../core/instance/imds';
-import {
+  appendCreditMetrics,
+  runSummary,
   deleteScratchFileSystem,
   listScratchFileSystems,
   NotThisFleetsError,
   RunAliveError,
-} from '../../core/scratch/inventory';
-import {
   EXIT_SCRATCH_FAILED,
   MAX_SPOT_POLL_MS,
   runScratchJob,
   type CreditGuardRequest,
-} from '../../core/scratch/lifecycle';
-import type { StopReason } from '../../core/scratch/job-supervision';
-import { generateJobId, jobIdProblem } from '../../core/scratch/naming';
-import { burstCreditPreflight, parseBytes } from '../../core/scratch/preflight';
-import { prepareLocalRun, type LocalSetup } from '../../core/scratch/local-setup';
-import { ScratchInUseError } from '../../core/scratch/setup-errors';
-import { terminationNoticeReader } from '../../core/instance/termination-notice';
-import { registerScratchRun } from '../../core/scratch/registry';
-import { agentPaths } from '../../core/contract/agent-paths';
-import { checkMountPath } from '../../core/contract/mount-path-rules';
-import {
+  type StopReason,
+  generateJobId,
+  jobIdProblem,
+  burstCreditPreflight,
+  parseBytes,
+  prepareLocalRun,
+  type LocalSetup,
+  ScratchInUseError,
+  registerScratchRun,
   loadOptionalAgentConfig,
   resolveFleetId,
   resolveScratchPath,
   resolveScratchSettings,
   ScratchSettingsError,
-} from '../../core/scratch/settings';
+} from '../../core/scratch';
+import {
+  metadataService,
+  readInstanceIdentity,
+  type InstanceIdentity,
+  terminationNoticeReader,
+} from '../../core/instance';
 
 interface RunOptions {
   job?: string;

@@ -7,10 +7,9 @@ import { parsePositive, parseWholeNumber, UsageError } from '../args';
 import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
 import type { RegisterCommand } from '../command';
 import { printJson } from '../output';
-import { s3Client } from '../../core/common/aws-clients';
-import { parseBytes } from '../../core/common/units';
-import { shardPrefix } from '../../core/shard/shard';
-import { verifyShards, type SourceCheck } from '../../core/shard/verify';
+import { s3Client } from '../../core/aws';
+import { parseBytes } from '../../core/common';
+import { shardPrefix, verifyShards, type SourceCheck } from '../../core/shard';
 
 interface ShardFlags extends AwsFlags {
   bucket: string;

@@ -1,10 +1,14 @@
 /** `mountfleet status [--json]`: the running agent's mounts, active paths, cache zone health and switch counts. */
 import type { RegisterCommand } from '../command';
 import { printJson, s3Phrase } from '../output';
-import { mountS3Count } from '../../core/agent/mount-metrics-reading';
-import type { ProcessMetrics } from '../../core/agent/mountpoint-counters';
-import { agentPaths } from '../../core/contract/agent-paths';
-import { agentProcessStatus, readState, StateFileError } from '../../core/agent/agent-state';
+import {
+  mountS3Count,
+  type ProcessMetrics,
+  agentProcessStatus,
+  readState,
+  StateFileError,
+} from '../../core/agent';
+import { agentPaths } from '../../core/contract';
 
 export const register: RegisterCommand = (program, ctx) => {
   program

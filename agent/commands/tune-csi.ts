@@ -12,19 +12,18 @@ import {
   DIRECTORY_BUCKET_NAME_PATTERN,
   parseAgentConfig,
   type AgentConfig,
-} from '../../core/contract/agent-config';
+  checkMountPrefix,
+} from '../../core/contract';
 import {
   csiInputProblems,
   planCsiClaims,
   renderCsiManifests,
   toYamlStream,
   type CsiVolumeSpec,
-} from '../../core/tuner/csi-volumes';
-import { ec2Client } from '../../core/common/aws-clients';
-import { lookupInstanceType } from '../../core/instance/instance-type-lookup';
-import { EXAMPLE_CONFIG } from '../../core/instance/tune-report';
-import { checkMountPrefix } from '../../core/contract/mount-path-rules';
-import { mountNames } from '../../core/tuner/plan-mounts';
+  mountNames,
+} from '../../core/tuner';
+import { ec2Client } from '../../core/aws';
+import { lookupInstanceType, EXAMPLE_CONFIG } from '../../core/instance';
 
 export interface CsiOptions {
   csi?: boolean;

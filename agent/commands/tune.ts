@@ -4,11 +4,15 @@ import { parseWholeNumber, UsageError } from '../args';
 import { AwsSetupError, profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
 import type { RegisterCommand } from '../command';
 import { printJson } from '../output';
-import { ec2Client } from '../../core/common/aws-clients';
-import { DEFAULT_AGENT_CONFIG_PATH, loadAgentConfig } from '../../core/contract/agent-config';
-import { DEFAULT_ROOT_FREE_GIB } from '../../core/tuner/cache-volume';
-import { UnknownInstanceTypeError } from '../../core/instance/instance-type-lookup';
-import { formatTuneReport, tuneForInstanceType, type TuneReport } from '../../core/instance/tune-report';
+import { ec2Client } from '../../core/aws';
+import { DEFAULT_AGENT_CONFIG_PATH, loadAgentConfig } from '../../core/contract';
+import { DEFAULT_ROOT_FREE_GIB } from '../../core/tuner';
+import {
+  UnknownInstanceTypeError,
+  formatTuneReport,
+  tuneForInstanceType,
+  type TuneReport,
+} from '../../core/instance';
 import { addCsiOptions, printCsiManifests, type CsiOptions } from './tune-csi';
 
 interface TuneOptions extends CsiOptions, AwsFlags {

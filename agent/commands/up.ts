@@ -8,18 +8,24 @@
 import { existsSync } from 'node:fs';
 import { EXIT_IN_USE, UsageError } from '../args';
 import type { RegisterCommand } from '../command';
-import { autoScalingClient, ec2Client, s3ExpressClient } from '../../core/common/aws-clients';
-import { systemClock } from '../../core/common/clock';
-import { loadAgentConfig } from '../../core/contract/agent-config';
-import { metadataService, readInstanceIdentity } from '../../core/instance/imds';
-import { MountAgent, type AgentOptions } from '../../core/agent/mount-agent';
-import { gatherHostFacts } from '../../core/instance/host-facts';
-import { installMountpoint } from '../../core/agent/install-mountpoint';
-import { handleAutoScalingTermination } from '../../core/agent/termination-hook';
-import { lookupInstanceType } from '../../core/instance/instance-type-lookup';
-import { agentPaths } from '../../core/contract/agent-paths';
-import { AgentRunDirBusy, holdAgentRunDir } from '../../core/agent/agent-lock';
-import { untrustedConfiguredPathProblem } from '../../core/common/trusted-path';
+import { autoScalingClient, ec2Client, s3ExpressClient } from '../../core/aws';
+import { systemClock } from '../../core/common';
+import { untrustedConfiguredPathProblem } from '../../core/system';
+import { loadAgentConfig, agentPaths } from '../../core/contract';
+import {
+  metadataService,
+  readInstanceIdentity,
+  gatherHostFacts,
+  lookupInstanceType,
+} from '../../core/instance';
+import {
+  MountAgent,
+  type AgentOptions,
+  installMountpoint,
+  handleAutoScalingTermination,
+  AgentRunDirBusy,
+  holdAgentRunDir,
+} from '../../core/agent';
 
 interface UpOptions {
   config?: string;

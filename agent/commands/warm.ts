@@ -7,22 +7,21 @@ import { parseWholeNumber, UsageError } from '../args';
 import type { RegisterCommand } from '../command';
 import { EXIT_INTERRUPTED, interruptible } from '../interrupt';
 import { printJson, s3Phrase } from '../output';
-import { agentS3Counter, s3CountBetween } from '../../core/agent/mount-metrics-reading';
-import { agentPaths } from '../../core/contract/agent-paths';
+import { agentS3Counter, s3CountBetween } from '../../core/agent';
+import { agentPaths } from '../../core/contract';
 import {
   mountCaches,
   SHARED_CACHE_MAX_OBJECT_BYTES,
   type MountCaches,
-} from '../../core/measure/mount-caches';
-import {
   filesToWarm,
   ManifestError,
   sizeFiles,
   warm,
   type WarmFile,
   type WarmProgress,
-} from '../../core/measure/warm';
-import { checkDirectory, DataSetError } from '../../core/measure/train-data';
+  checkDirectory,
+  DataSetError,
+} from '../../core/measure';
 
 interface WarmFlags {
   path: string;

@@ -1,13 +1,12 @@
 /**
  * One `mountfleet up` per run dir: the state file that `status` and `down` rely on, and the mounts it
- * records, belong to the one agent that holds `<run dir>/agent.lock` (flock, core/common/lock.ts). A second
+ * records, belong to the one agent that holds `<run dir>/agent.lock` (flock, core/system/lock.ts). A second
  * `up` with the same run dir — a second `up --supervise` in the same container, a unit started twice —
  * refuses at once (exit 75, holder named) instead of stacking a second set of mounts and overwriting the
  * state file. The lock is held until the process ends, however it ends.
  */
 import { join } from 'node:path';
-import { makeDirectories } from '../common/directories';
-import { acquireLock, lockFileError } from '../common/lock';
+import { makeDirectories, acquireLock, lockFileError } from '../system';
 
 export class AgentRunDirBusy extends Error {
   override readonly name = 'AgentRunDirBusy';

@@ -1,9 +1,9 @@
 /** The running agent's state file (`<run dir>/state.json`), read by `status` and `down`. */
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { processAlive, processStartTime } from '../common/processes';
+import { processAlive, processStartTime } from '../system';
 import type { ProcessMetrics } from './mountpoint-counters';
-import type { ProcessRole } from '../tuner/plan-mounts';
+import { type ProcessRole } from '../tuner';
 
 export interface ProcessState {
   readonly role: ProcessRole;

@@ -4,8 +4,8 @@
  * directory. What to prepare is planned in cache-volume.ts.
  */
 import { closeSync, constants, fchmodSync, fchownSync, mkdirSync, openSync } from 'node:fs';
-import { isMountPoint } from '../common/mountinfo';
-import type { CacheVolume } from '../tuner/cache-volume';
+import { isMountPoint } from '../system';
+import { type CacheVolume } from '../tuner';
 import { execCommand, type CommandRunner } from './command-runner';
 
 /**

@@ -4,7 +4,7 @@
  * `cancel` (the agent stopping) ends it at once.
  */
 import { HeadBucketCommand, type S3Client } from '@aws-sdk/client-s3';
-import { systemClock, type Clock } from '../common/clock';
+import { systemClock, type Clock } from '../common';
 
 export interface ProbeResult {
   readonly healthy: boolean;

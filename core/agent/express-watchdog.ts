@@ -3,7 +3,7 @@
  * hysteresis: `failuresToTrip` failed probes in a row mark it down (one slow answer is not an outage),
  * `successesToRecover` good ones mark it up again (no flapping back into a zone that is half there).
  */
-import { systemClock, type Clock } from '../common/clock';
+import { systemClock, type Clock } from '../common';
 import type { ProbeResult } from './express-probe';
 
 export interface WatchdogOptions {

@@ -9,7 +9,7 @@ import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, wri
 import { arch, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { backoffDelay, systemClock, type Clock } from '../common/clock';
+import { backoffDelay, systemClock, type Clock } from '../common';
 import { execCommand, type CommandRunner } from './command-runner';
 
 export const DEFAULT_RELEASE_URL = 'https://s3.amazonaws.com/mountpoint-s3-release';

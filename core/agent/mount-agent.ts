@@ -6,18 +6,22 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { systemClock, type Clock } from '../common/clock';
-import { cacheUsesExpress, type AgentConfig } from '../contract/agent-config';
-import type { InstanceIdentity } from '../instance/imds';
-import { OTLP_ENDPOINT } from '../contract/metric-names';
+import { systemClock, type Clock } from '../common';
+import { topMount, processAlive, processStartTime } from '../system';
+import { cacheUsesExpress, type AgentConfig, OTLP_ENDPOINT } from '../contract';
+import type { InstanceIdentity, HostFacts } from '../instance';
 import type { MetricPoint } from './otlp-reader';
-import { topMount } from '../common/mountinfo';
-import { processAlive, processStartTime } from '../common/processes';
 import { prepareCacheVolume } from './cache-volume-setup';
 import { execCommand, type CommandRunner } from './command-runner';
 import { probeExpressBucket, type ProbeResult } from './express-probe';
-import type { HostFacts } from '../instance/host-facts';
-import type { InstanceTypeFacts } from '../tuner/instance-facts';
+import {
+  type InstanceTypeFacts,
+  planMounts,
+  type MountPlan,
+  type ProcessPlan,
+  type ProcessRole,
+  type TuningPlan,
+} from '../tuner';
 import { MetricsRelay } from './metrics-relay';
 import { MountpointCounters } from './mountpoint-counters';
 import { statePath, writeState, type AgentState, type MountState } from './agent-state';
@@ -25,13 +29,6 @@ import { appendMetric } from './switch-metric';
 import { PathSwitcher } from './path-switcher';
 import { renderCloudWatchAgentConfig, renderMountUnit, unitName } from './systemd-units';
 import { Supervisor } from './mountpoint-supervisor';
-import {
-  planMounts,
-  type MountPlan,
-  type ProcessPlan,
-  type ProcessRole,
-  type TuningPlan,
-} from '../tuner/plan-mounts';
 import { ExpressWatchdog, type WatchdogEvidence } from './express-watchdog';
 
 export interface AgentOptions {

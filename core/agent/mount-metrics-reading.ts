@@ -8,8 +8,8 @@
  */
 import { statfs } from 'node:fs/promises';
 import { resolve, sep } from 'node:path';
-import { systemClock, type Clock } from '../common/clock';
-import { OTLP_EXPORT_INTERVAL_SECONDS } from '../contract/metric-names';
+import { systemClock, type Clock } from '../common';
+import { OTLP_EXPORT_INTERVAL_SECONDS } from '../contract';
 import type { ProcessMetrics } from './mountpoint-counters';
 import { agentProcessStatus, readState, type AgentState, type MountState } from './agent-state';
 

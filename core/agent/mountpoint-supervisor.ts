@@ -5,11 +5,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import { untrustedConfiguredPathProblem } from '../common/trusted-path';
-import { backoffDelay, systemClock, type Clock } from '../common/clock';
+import { untrustedConfiguredPathProblem, sameMount, topMount, type MountEntry } from '../system';
+import { backoffDelay, systemClock, type Clock } from '../common';
 import { prepareCacheDirectory } from './cache-volume-setup';
 import { execCommand, type CommandRunner } from './command-runner';
-import { sameMount, topMount, type MountEntry } from '../common/mountinfo';
 
 /** Mountpoint waits 30 s for its own mount; we allow a little more before calling it a failure. */
 export const READY_TIMEOUT_MS = 35_000;

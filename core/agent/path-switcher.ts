@@ -7,9 +7,8 @@
  * detached layer keep working until closed. There is never a moment with nothing mounted on the path.
  */
 import { mkdirSync } from 'node:fs';
-import { untrustedConfiguredPathProblem } from '../common/trusted-path';
+import { untrustedConfiguredPathProblem, mountStack, sameMount, topMount, type MountEntry } from '../system';
 import { execCommand, type CommandRunner } from './command-runner';
-import { mountStack, sameMount, topMount, type MountEntry } from '../common/mountinfo';
 
 export interface Layer {
   /** The directory bound onto the user's path (a Mountpoint process's mount point). */

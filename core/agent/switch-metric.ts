@@ -1,12 +1,8 @@
 /** The Express cache switch as a metric: one embedded-metric-format line per switch in the agent's metrics log. */
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import {
-  EXPRESS_METRICS_NAMESPACE,
-  EXPRESS_SWITCH_DIMENSIONS,
-  EXPRESS_SWITCH_METRICS,
-} from '../contract/metric-names';
-import type { ProcessRole } from '../tuner/plan-mounts';
+import { EXPRESS_METRICS_NAMESPACE, EXPRESS_SWITCH_DIMENSIONS, EXPRESS_SWITCH_METRICS } from '../contract';
+import { type ProcessRole } from '../tuner';
 
 /** One CloudWatch embedded-metric-format line per switch: the agent's log shipping turns it into a metric. */
 export function appendMetric(

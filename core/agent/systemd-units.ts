@@ -8,8 +8,8 @@ import {
   MOUNTPOINT_FLEET_DIMENSION,
   MOUNTPOINT_METRICS_NAMESPACE,
   OTLP_ENDPOINT,
-} from '../contract/metric-names';
-import type { ProcessPlan } from '../tuner/plan-mounts';
+} from '../contract';
+import { type ProcessPlan } from '../tuner';
 
 export const FUSERMOUNT = '/usr/bin/fusermount';
 export const INSTALL = '/usr/bin/install';

@@ -8,12 +8,11 @@
 import {
   CompleteLifecycleActionCommand,
   DescribeAutoScalingInstancesCommand,
+  type AutoScalingClient,
 } from '@aws-sdk/client-auto-scaling';
-import type { AutoScalingClient } from '@aws-sdk/client-auto-scaling';
-import type { Clock } from '../common/clock';
-import type { InstanceMetadataReader } from '../instance/imds';
-import { activeScratchRuns, type ScratchRunRecord } from '../scratch/registry';
-import { autoScalingTerminationReader, watchForTermination } from '../instance/termination-notice';
+import { type Clock } from '../common';
+import { type InstanceMetadataReader, autoScalingTerminationReader, watchForTermination } from '../instance';
+import { activeScratchRuns, type ScratchRunRecord } from '../scratch';
 
 /** Longer than a scratch run's worst case after the notice: 10 s grace, 5 s kill wait, 180 s teardown. */
 export const DEFAULT_SCRATCH_WAIT_MS = 240_000;

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { withoutTrailingSlash } from '../common/path-text';
+import { withoutTrailingSlash } from '../common';
 import { checkMountPath, checkMountPrefix } from './mount-path-rules';
 import { FLEET_ID_PATTERN } from './tags';
 

@@ -4,7 +4,7 @@
  * the string once: a backtracking regular expression on a path such as `/a/a/a/…/!` takes seconds.
  */
 
-import { withoutTrailingSlash } from '../common/path-text';
+import { withoutTrailingSlash } from '../common';
 
 /** Linux PATH_MAX (4096 bytes with the terminating NUL) and NAME_MAX. */
 const MAX_PATH_LENGTH = 4095;

@@ -6,7 +6,7 @@
 // zod/mini: the same validation as `zod` at a twentieth of the bundle size (the Lambda bundle carries it).
 import * as z from 'zod/mini';
 import { FLEET_ID_PATTERN } from './tags';
-import { wholeNumberFromText } from '../common/whole-number';
+import { wholeNumberFromText } from '../common';
 
 export const REAPER_DEFAULTS = {
   dryRun: false,

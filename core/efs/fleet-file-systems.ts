@@ -6,8 +6,7 @@
  * `scratch delete` deletes only with --force.
  */
 import { DescribeFileSystemsCommand, type EFSClient, type FileSystemDescription } from '@aws-sdk/client-efs';
-import { creationTokenPrefix } from '../contract/creation-token';
-import { TAG_FLEET } from '../contract/tags';
+import { creationTokenPrefix, TAG_FLEET } from '../contract';
 
 export const DESCRIBE_FILE_SYSTEMS_PAGE = 100;
 

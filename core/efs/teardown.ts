@@ -16,10 +16,16 @@ import {
   type EFSClient,
   type MountTargetDescription,
 } from '@aws-sdk/client-efs';
-import { backoffDelay, systemClock, type Clock } from '../common/clock';
-import { errorName, errorText, undefinedIfNotFound } from '../common/errors';
-import { TAG_TEARDOWN_STARTED_AT } from '../contract/tags';
-import { abortAfter } from '../common/abort';
+import {
+  backoffDelay,
+  systemClock,
+  type Clock,
+  errorName,
+  errorText,
+  undefinedIfNotFound,
+  abortAfter,
+} from '../common';
+import { TAG_TEARDOWN_STARTED_AT } from '../contract';
 
 export interface TeardownOptions {
   /**

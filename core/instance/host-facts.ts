@@ -1,7 +1,6 @@
 /** The facts of this machine the agent reads once at start: memory, instance store (the cache volume), interfaces. */
 import { mkdirSync, statfsSync } from 'node:fs';
-import { planCacheVolume, type CacheVolume } from '../tuner/cache-volume';
-import type { MemoryFacts } from '../tuner/plan-types';
+import { planCacheVolume, type CacheVolume, type MemoryFacts } from '../tuner';
 import { discoverInstanceStore, listNetworkInterfaces, readMemory } from './host-readers';
 
 /** What the agent tunes for besides the instance type. */

@@ -6,8 +6,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
-import type { NvmeDisk } from '../tuner/cache-volume';
-import type { MemoryFacts } from '../tuner/plan-types';
+import type { NvmeDisk, MemoryFacts } from '../tuner';
 
 /** The model string EC2 gives instance-store NVMe devices (EBS volumes say "Amazon Elastic Block Store"). */
 export const INSTANCE_STORE_MODEL = 'Amazon EC2 NVMe Instance Storage';

@@ -16,7 +16,7 @@
  * provider does): these reads are explicit, not a fallback.
  */
 import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
-import { backoffDelay } from '../common/clock';
+import { backoffDelay } from '../common';
 
 export interface InstanceIdentity {
   readonly instanceId: string;

@@ -4,13 +4,7 @@
  * (instance-type-table.ts, scripts/generate-instance-types.ts).
  */
 import { DescribeInstanceTypesCommand, type EC2Client, type InstanceTypeInfo } from '@aws-sdk/client-ec2';
-import {
-  closestInstanceTypes,
-  FALLBACK_INSTANCE_TYPES,
-  type InstanceTypeFacts,
-} from '../tuner/instance-facts';
-
-export { closestInstanceTypes, FALLBACK_INSTANCE_TYPES, FALLBACK_SOURCE } from '../tuner/instance-facts';
+import { closestInstanceTypes, FALLBACK_INSTANCE_TYPES, type InstanceTypeFacts } from '../tuner';
 
 /** A type neither the API nor the table knows; `closest` holds the nearest known names. */
 export class UnknownInstanceTypeError extends Error {

@@ -7,8 +7,8 @@
  * health replacement, and Spot interruptions of group members too), which a termination lifecycle hook
  * holds open until the instance completes it or the hook times out. Both are polled every 5 s.
  */
-import type { Clock } from '../common/clock';
-import { endsScratchJob, ownerStateOfNotice } from '../contract/owner-state';
+import { type Clock } from '../common';
+import { endsScratchJob, ownerStateOfNotice } from '../contract';
 import {
   metadataService,
   readSpotInstanceAction,

@@ -1,15 +1,16 @@
 /** What `mountfleet tune` shows: the plan the agent would make for an instance type, with reasons. */
 import type { EC2Client } from '@aws-sdk/client-ec2';
-import { parseAgentConfig, type AgentConfig } from '../contract/agent-config';
+import { parseAgentConfig, type AgentConfig } from '../contract';
 import {
   DEFAULT_ROOT_FREE_GIB,
   describeDisks,
   listedInstanceStoreDisks,
   planCacheVolumeForType,
-} from '../tuner/cache-volume';
-import { quoteArg } from '../tuner/command-line';
+  quoteArg,
+  planMounts,
+  type TuningPlan,
+} from '../tuner';
 import { lookupInstanceType } from './instance-type-lookup';
-import { planMounts, type TuningPlan } from '../tuner/plan-mounts';
 
 /** Used when no agent config is given: one immutable, locally and Express-cached dataset. */
 export const EXAMPLE_CONFIG = {

@@ -4,7 +4,7 @@
  * its command line. Works for the agent's mounts and for a `mount-s3` started by hand.
  */
 import { readdirSync, readFileSync, readlinkSync, statfsSync } from 'node:fs';
-import { mountHolding, readMountinfo, type MountEntry } from '../common/mountinfo';
+import { mountHolding, readMountinfo, type MountEntry } from '../system';
 
 export interface MountCaches {
   readonly mountPoint: string;

@@ -7,7 +7,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { extract } from 'tar-stream';
 import { listFilePaths } from './read';
-import { summaryKey, type ShardSummary } from '../shard/layout';
+import { summaryKey, type ShardSummary } from '../shard';
 
 export type SampleFormat = 'files' | 'tar';
 

@@ -9,8 +9,8 @@ import { readThrough } from './read';
 import { percentile } from './stats';
 import { busyPercentBySecond, type Interval } from './timeline';
 import { readShard, type DataSet } from './train-data';
-import { systemClock, type Clock } from '../common/clock';
-import { s3CountBetween, type S3Count } from '../agent/mount-metrics-reading';
+import { systemClock, type Clock } from '../common';
+import { s3CountBetween, type S3Count } from '../agent';
 
 export interface TrainOptions {
   readonly dataSet: DataSet;

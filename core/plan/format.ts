@@ -1,6 +1,6 @@
 /** Human-readable rendering of a plan (the `--json` output is the PlanResult itself). */
 import type { PlanResult } from './model';
-import { formatDuration } from '../common/units';
+import { formatDuration } from '../common';
 
 /**
  * A plain-text table, columns two spaces apart. `align` has one letter per column, `l` or `r`

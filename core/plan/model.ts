@@ -14,7 +14,7 @@
  */
 import { costOptions, recommend, type CostOption } from './costs';
 import type { RegionPrices } from './prices';
-import { gibFromRate } from '../common/units';
+import { gibFromRate } from '../common';
 import {
   quantityGib,
   resolveInput,

@@ -9,9 +9,9 @@
  * On the command line a step is `NAME:read=Q,write=Q[,time=DURATION]`; in a JSON workload file it is
  * `{ "name": "...", "read": "2", "write": "5Mbps", "time": "17m17s" }`.
  */
-import { readJsonFile } from '../contract/agent-config';
+import { readJsonFile } from '../contract';
 import { z } from 'zod';
-import { GIB, gibFromRate, parseBytes, parseDuration, parseMbps, UnitError } from '../common/units';
+import { GIB, gibFromRate, parseBytes, parseDuration, parseMbps, UnitError } from '../common';
 
 export type Quantity =
   | { readonly kind: 'input'; readonly multiple: number }

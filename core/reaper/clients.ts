@@ -5,7 +5,7 @@
  */
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { ResourceGroupsTaggingAPIClient } from '@aws-sdk/client-resource-groups-tagging-api';
-import { cloudWatchClient, ec2Client, efsClient, taggingClient } from '../common/aws-clients';
+import { cloudWatchClient, ec2Client, efsClient, taggingClient } from '../aws';
 import type { ReaperClients } from './reaper';
 
 export function lazyReaperClients(): ReaperClients {

@@ -27,7 +27,7 @@ import {
   TAG_OWNER_INSTANCE,
   TAG_RUN,
   TAG_TEARDOWN_STARTED_AT,
-} from '../contract/tags';
+} from '../contract';
 
 export interface FileSystemFacts {
   readonly id: string;

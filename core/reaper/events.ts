@@ -2,7 +2,7 @@
  * What started a reaper run. EventBridge delivers the schedule and two EC2 events that mean an instance is
  * going away; anything else is acknowledged and ignored (throwing would only make EventBridge retry it).
  */
-import { endsScratchJob, ownerStateOfInstance, ownerStateOfNotice } from '../contract/owner-state';
+import { endsScratchJob, ownerStateOfInstance, ownerStateOfNotice } from '../contract';
 import { INSTANCE_ID_PATTERN } from './decide';
 
 export type ReaperTrigger =

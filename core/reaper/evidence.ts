@@ -17,8 +17,8 @@ import {
 } from '@aws-sdk/client-cloudwatch';
 import type { EC2Client, Filter } from '@aws-sdk/client-ec2';
 import { DescribeFileSystemsCommand, type EFSClient, type FileSystemDescription } from '@aws-sdk/client-efs';
-import { errorText, undefinedIfNotFound } from '../common/errors';
-import { foreignReason, listFleetFileSystemDescriptions, tagValue } from '../efs/fleet-file-systems';
+import { errorText, undefinedIfNotFound } from '../common';
+import { foreignReason, listFleetFileSystemDescriptions, tagValue } from '../efs';
 import {
   TAG_FLEET,
   TAG_JOB,
@@ -26,8 +26,9 @@ import {
   TAG_OWNER_INSTANCE,
   TAG_RUN,
   TAG_TEARDOWN_STARTED_AT,
-} from '../contract/tags';
-import { ownerReleasedScratch, ownerStateOfInstance } from '../contract/owner-state';
+  ownerReleasedScratch,
+  ownerStateOfInstance,
+} from '../contract';
 import { type ConnectionEvidence, type FileSystemFacts, type OwnerEvidence } from './decide';
 
 export const METRIC_QUERIES_PER_CALL = 500;
@@ -160,7 +161,7 @@ async function describeInstanceStates(
   into: Map<string, string>,
 ): Promise<void> {
   // Loaded here, not at module load: client-ec2 is 2 MB of JavaScript (~200 ms), and a Lambda cold start
-  // should not pay for it when no owner needs looking up (core/common/aws-clients.ts loads the client itself the same way).
+  // should not pay for it when no owner needs looking up (core/aws/clients.ts loads the client itself the same way).
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { DescribeInstancesCommand } = require('@aws-sdk/client-ec2') as typeof import('@aws-sdk/client-ec2');
   let nextToken: string | undefined;

@@ -23,7 +23,7 @@
 import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { EFSClient, MountTargetDescription } from '@aws-sdk/client-efs';
-import { TAG_TEARDOWN_STARTED_AT } from '../contract/tags';
+import { TAG_TEARDOWN_STARTED_AT, REAPER_DEFAULTS } from '../contract';
 import {
   decide,
   INSTANCE_ID_PATTERN,
@@ -34,7 +34,6 @@ import {
   type OwnerEvidence,
 } from './decide';
 import { connectionWindow, describeFacts, lookupOwners, readConnections } from './evidence';
-import { REAPER_DEFAULTS } from '../contract/reaper-settings';
 
 export interface LivenessClients {
   readonly efs: EFSClient;

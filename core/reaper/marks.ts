@@ -9,8 +9,8 @@ import {
   type FailureInfo,
   type ResourceGroupsTaggingAPIClient,
 } from '@aws-sdk/client-resource-groups-tagging-api';
-import { errorText } from '../common/errors';
-import { TAG_MARKED_IDLE_AT } from '../contract/tags';
+import { errorText } from '../common';
+import { TAG_MARKED_IDLE_AT } from '../contract';
 
 /** TagResources and UntagResources take at most this many ARNs. */
 export const TAGGING_ARNS_PER_CALL = 20;

@@ -11,8 +11,8 @@ import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import { DeleteFileSystemCommand, type EFSClient } from '@aws-sdk/client-efs';
 import type { ResourceGroupsTaggingAPIClient } from '@aws-sdk/client-resource-groups-tagging-api';
-import { backoffDelay, systemClock, type Clock } from '../common/clock';
-import { listMountTargets, teardownFileSystem } from '../efs/teardown';
+import { backoffDelay, systemClock, type Clock, errorName, errorText } from '../common';
+import { listMountTargets, teardownFileSystem } from '../efs';
 import {
   changeSinceDecision,
   decide,
@@ -25,7 +25,6 @@ import {
   type Need,
   type OwnerEvidence,
 } from './decide';
-import { errorName, errorText } from '../common/errors';
 import {
   connectionWindow,
   describeFacts,
@@ -35,7 +34,7 @@ import {
 } from './evidence';
 import { markIdle, unmarkIdle, type MarkResults } from './marks';
 import { emptyReport, type ReapReport } from './report';
-import type { ReaperSettings } from '../contract/reaper-settings';
+import { type ReaperSettings } from '../contract';
 
 export interface ReaperClients {
   readonly efs: EFSClient;

@@ -1,4 +1,4 @@
-import type { ReaperMetricName } from '../contract/metric-names';
+import { type ReaperMetricName } from '../contract';
 
 /** What a reaper run did (or, in a dry run, would do). Every scanned file system is in exactly one list. */
 export interface ReapReport {

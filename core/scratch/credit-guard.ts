@@ -14,11 +14,8 @@
  */
 import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { DescribeFileSystemsCommand, UpdateFileSystemCommand, type EFSClient } from '@aws-sdk/client-efs';
-import { abortAfter } from '../common/abort';
-import type { Clock } from '../common/clock';
-import { errorName, errorText } from '../common/errors';
-import { INITIAL_BURST_CREDIT_GIB } from '../plan/model';
-import { GIB, MIB, TIB } from '../common/units';
+import { abortAfter, type Clock, errorName, errorText, GIB, MIB, TIB } from '../common';
+import { INITIAL_BURST_CREDIT_GIB } from '../plan';
 import type { CreditMetrics } from './credit-metric';
 import {
   EFS_METRIC_PERIOD_SECONDS,

@@ -1,7 +1,7 @@
 /** The credit guard's view as metrics: one embedded-metric-format line per check in the agent's metrics log. */
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { SCRATCH_GUARD_METRICS, SCRATCH_METRICS_NAMESPACE } from '../contract/metric-names';
+import { SCRATCH_GUARD_METRICS, SCRATCH_METRICS_NAMESPACE } from '../contract';
 
 export interface CreditMetrics {
   /** Percent of the starting credit spent. */

@@ -4,13 +4,17 @@
  * mount-target count, so there is no call per file system.
  */
 import { DescribeFileSystemsCommand, type EFSClient, type FileSystemDescription } from '@aws-sdk/client-efs';
-import { systemClock } from '../common/clock';
-import { teardownFileSystem, type TeardownOptions, type TeardownOutcome } from '../efs/teardown';
-import type { FileSystemFacts } from '../reaper/decide';
-import { judgeRun, type LivenessClients } from '../reaper/liveness';
-import { TAG_FLEET, TAG_JOB, TAG_MARKED_IDLE_AT, TAG_OWNER_INSTANCE, TAG_RUN } from '../contract/tags';
-import { errorName } from '../common/errors';
-import { foreignReason, listFleetFileSystemDescriptions, tagValue } from '../efs/fleet-file-systems';
+import { systemClock, errorName } from '../common';
+import {
+  teardownFileSystem,
+  type TeardownOptions,
+  type TeardownOutcome,
+  foreignReason,
+  listFleetFileSystemDescriptions,
+  tagValue,
+} from '../efs';
+import { type FileSystemFacts, judgeRun, type LivenessClients } from '../reaper';
+import { TAG_FLEET, TAG_JOB, TAG_MARKED_IDLE_AT, TAG_OWNER_INSTANCE, TAG_RUN } from '../contract';
 
 export interface ScratchFileSystemSummary {
   readonly fileSystemId: string;

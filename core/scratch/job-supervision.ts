@@ -3,8 +3,8 @@
  * grace period — shorter when the instance is going away — then kill what is left of the job, so nothing
  * it started writes into the path once it is unmounted.
  */
-import type { Clock } from '../common/clock';
-import type { TerminationNotice } from '../instance/termination-notice';
+import { type Clock } from '../common';
+import { type TerminationNotice } from '../instance';
 import { signalNumber, type JobExit, type RunningJob } from './job';
 
 /** The job's grace period once the instance is going away, whatever the configured one. */

@@ -10,7 +10,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { accessSync, constants as fsConstants, existsSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { controlGroupMembers, processGroupMembers } from '../common/processes';
+import { controlGroupMembers, processGroupMembers } from '../system';
 
 /** The transient systemd scope a job runs in, and the programs that make and signal it. */
 export interface JobScope {

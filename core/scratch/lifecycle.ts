@@ -12,13 +12,14 @@
  */
 import { mkdirSync } from 'node:fs';
 import type { EFSClient } from '@aws-sdk/client-efs';
-import { systemClock, type Clock } from '../common/clock';
+import { systemClock, type Clock } from '../common';
+import { holdCheckedDirectory, type CheckedDirectory } from '../system';
 import {
   describeTermination,
   TERMINATION_POLL_MS,
   watchForTermination,
   type TerminationNotice,
-} from '../instance/termination-notice';
+} from '../instance';
 import {
   INITIAL_CREDIT_BYTES,
   startCreditGuard,
@@ -34,7 +35,6 @@ import type { WaitOptions } from './poll';
 import { createFileSystem, waitForFileSystem } from './provision';
 import { watchRunner, type RunnerWatch } from './runner-watch';
 import { CreateOutcomeUnknown, ScratchInterrupted, ScratchSetupError } from './setup-errors';
-import { holdCheckedDirectory, type CheckedDirectory } from '../common/trusted-path';
 import { stopProcessGroup, superviseJob, type StopReason } from './job-supervision';
 import {
   reportTeardown,

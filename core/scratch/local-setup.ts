@@ -4,22 +4,22 @@
  * run's locks (so a second run is told what holds the job or path, not that the path is mounted); the EFS
  * mount helper and a path that is no mount point yet; then the path's directories, created now so that a
  * path that cannot be made (below a read-only mount) fails before anything is paid for. The path's parents
- * must be directories only root can change (core/common/trusted-path.ts): the mount comes a minute later, and nobody
+ * must be directories only root can change (core/system/trusted-path.ts): the mount comes a minute later, and nobody
  * may re-point the path meanwhile.
  */
-import { makeDirectories } from '../common/directories';
-import { checkMountPath } from '../contract/mount-path-rules';
-import { mountPreflightProblem, rootProblem } from './preflight';
-import { LockFileError } from '../common/lock';
-import { holdJobAndPath, type HeldRunLocks } from './run-locks';
-import { ScratchInUseError } from './setup-errors';
-import { ScratchSettingsError } from './settings';
 import {
+  makeDirectories,
+  LockFileError,
   holdCheckedDirectory,
   realMountPath,
   untrustedPathProblemBeforeCreating,
   type CheckedDirectory,
-} from '../common/trusted-path';
+} from '../system';
+import { checkMountPath } from '../contract';
+import { mountPreflightProblem, rootProblem } from './preflight';
+import { holdJobAndPath, type HeldRunLocks } from './run-locks';
+import { ScratchInUseError } from './setup-errors';
+import { ScratchSettingsError } from './settings';
 
 export interface LocalSetupRequest {
   readonly runDir: string;

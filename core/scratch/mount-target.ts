@@ -9,8 +9,8 @@ import {
   type EFSClient,
   type MountTargetDescription,
 } from '@aws-sdk/client-efs';
-import { listMountTargets } from '../efs/teardown';
-import { errorName, undefinedIfNotFound } from '../common/errors';
+import { listMountTargets } from '../efs';
+import { errorName, undefinedIfNotFound } from '../common';
 import { checkInterrupted, ScratchSetupError } from './setup-errors';
 import { pollUntil, type WaitOptions } from './poll';
 

@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { isMountPoint, readMountinfo, sameMount, topMount, type MountEntry } from '../common/mountinfo';
+import { isMountPoint, readMountinfo, sameMount, topMount, type MountEntry } from '../system';
 
 /** The efs-utils options scratch mounts use. */
 export function efsMountOptions(mountTargetIp: string): string[] {

@@ -2,7 +2,7 @@
  * The job's metered bytes over time, from the mount's NFS counters (core/scratch/mountstats.ts) sampled at
  * each check: EFS meters reads at a third of their bytes and writes in full, and so does this.
  */
-import { READ_METERING_FACTOR } from '../plan/model';
+import { READ_METERING_FACTOR } from '../plan';
 import type { NfsByteCounters } from './mountstats';
 
 interface Sample {

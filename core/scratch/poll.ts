@@ -2,7 +2,7 @@
  * Bounded waits for EFS, which has no waiters: poll with jittered backoff until a deadline, cut off at
  * once when the run is asked to stop.
  */
-import { backoffDelay, systemClock, type Clock } from '../common/clock';
+import { backoffDelay, systemClock, type Clock } from '../common';
 import { checkInterrupted, ScratchSetupError } from './setup-errors';
 
 /** Bounds and poll intervals of a wait. */

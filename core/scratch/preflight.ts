@@ -9,8 +9,8 @@
  * (reads are really metered at a third): erring on the side of a warning.
  */
 import { accessSync, constants } from 'node:fs';
-import { INITIAL_BURST_CREDIT_GIB } from '../plan/model';
-import { GIB, MIB, parseBytes } from '../common/units';
+import { INITIAL_BURST_CREDIT_GIB } from '../plan';
+import { GIB, MIB, parseBytes } from '../common';
 import { isMounted } from './mount';
 
 export { parseBytes };

@@ -16,10 +16,9 @@ import {
   type EFSClient,
   type FileSystemDescription,
 } from '@aws-sdk/client-efs';
-import { errorName, errorText, undefinedIfNotFound } from '../common/errors';
-import { tagValue } from '../efs/fleet-file-systems';
-import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE, TAG_RUN } from '../contract/tags';
-import { creationToken } from '../contract/creation-token';
+import { errorName, errorText, undefinedIfNotFound } from '../common';
+import { tagValue } from '../efs';
+import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE, TAG_RUN, creationToken } from '../contract';
 import { nameTag } from './naming';
 import { pollUntil, type WaitOptions } from './poll';
 import { checkInterrupted, CreateOutcomeUnknown, ScratchSetupError } from './setup-errors';

@@ -5,7 +5,7 @@
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { processAlive } from '../common/processes';
+import { processAlive } from '../system';
 
 export interface ScratchRunRecord {
   readonly pid: number;

@@ -9,8 +9,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join, sep } from 'node:path';
-import { acquireLock, lockFileError, type HeldLock } from '../common/lock';
-import { makeDirectories } from '../common/directories';
+import { acquireLock, lockFileError, type HeldLock, makeDirectories } from '../system';
 import { ScratchInUseError } from './setup-errors';
 
 export interface RunLockRequest {

@@ -5,8 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import type { PlanResult } from '../plan/model';
-import { GIB } from '../common/units';
+import { type PlanResult } from '../plan';
+import { GIB } from '../common';
 import type { CreditReport } from './credit-guard';
 
 const bytes = z.number().nonnegative().nullable();

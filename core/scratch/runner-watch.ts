@@ -22,14 +22,14 @@
  * runner — and that is exactly when the job must still be stopped and unmounted. Only SIGKILL stops it (give
  * a unit that runs `scratch run` a TimeoutStopSec above the grace period plus teardown).
  *
- * The watcher also inherits the run's lock descriptors (core/common/lock.ts), so the job id and the path stay held
+ * The watcher also inherits the run's lock descriptors (core/system/lock.ts), so the job id and the path stay held
  * until the job is stopped and unmounted: a retry on this instance waits for that, or is refused with the
  * holder named, instead of mounting over a job that still writes. Were the runner killed before opening the
  * gate, CMD never runs (the gate sees EOF and exits). Safety does not rest on the watcher anyway: a job's file
  * system is never touched by another run, and stays in use to the reaper while mounted.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import type { MountEntry } from '../common/mountinfo';
+import { type MountEntry } from '../system';
 import type { JobScope } from './job';
 
 /** What the watcher must stop and unmount if the runner dies. */

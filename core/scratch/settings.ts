@@ -11,10 +11,10 @@ import {
   loadAgentConfig,
   MAX_TEARDOWN_GRACE_SECONDS,
   type AgentConfig,
-} from '../contract/agent-config';
-import { withoutTrailingSlash } from '../common/path-text';
-import { checkMountPath } from '../contract/mount-path-rules';
-import { fleetIdProblem } from '../contract/tags';
+  checkMountPath,
+  fleetIdProblem,
+} from '../contract';
+import { withoutTrailingSlash } from '../common';
 
 export class ScratchSettingsError extends Error {
   override readonly name = 'ScratchSettingsError';

@@ -7,17 +7,20 @@
 import { rmdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { EFSClient } from '@aws-sdk/client-efs';
-import { backoffDelay, type Clock } from '../common/clock';
-import { markTeardownStarted, teardownFileSystem } from '../efs/teardown';
-import { errorName, errorText } from '../common/errors';
-import { tagValue } from '../efs/fleet-file-systems';
-import type { MountEntry } from '../common/mountinfo';
-import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE, TAG_RUN, TAG_TEARDOWN_STARTED_AT } from '../contract/tags';
-import type { TerminationNotice } from '../instance/termination-notice';
+import { backoffDelay, type Clock, errorName, errorText, abortAfter } from '../common';
+import { type MountEntry } from '../system';
+import { markTeardownStarted, teardownFileSystem, tagValue } from '../efs';
+import {
+  TAG_FLEET,
+  TAG_JOB,
+  TAG_OWNER_INSTANCE,
+  TAG_RUN,
+  TAG_TEARDOWN_STARTED_AT,
+  creationToken,
+} from '../contract';
+import { type TerminationNotice } from '../instance';
 import { unmount } from './mount';
-import { creationToken } from '../contract/creation-token';
 import { findFileSystemByToken, madeByRun } from './provision';
-import { abortAfter } from '../common/abort';
 
 /** What teardown needs to know of the run. */
 export interface TeardownRequest {

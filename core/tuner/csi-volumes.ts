@@ -10,7 +10,7 @@ import {
   defaultCachePolicy,
   parseAgentConfig,
   type CachePolicy,
-} from '../contract/agent-config';
+} from '../contract';
 import { planCacheVolumeForType } from './cache-volume';
 import { renderCommandLine, type MountpointOptions } from './command-line';
 import {

@@ -7,7 +7,7 @@ import {
   MOUNTPOINT_METRICS_NAMESPACE,
   OTLP_ENDPOINT,
   OTLP_EXPORT_INTERVAL_SECONDS,
-} from '../contract/metric-names';
+} from '../contract';
 import type { CacheVolume } from './cache-volume';
 import type { InstanceTypeFacts } from './instance-facts';
 import type { Decision, MemoryFacts } from './plan-types';

@@ -8,8 +8,10 @@ import {
   cacheUsesLocal,
   mountReplacesObjects,
   type MountConfig,
-} from '../contract/agent-config';
-import { OTLP_ENDPOINT, OTLP_EXPORT_INTERVAL_SECONDS, relayProcessEndpoint } from '../contract/metric-names';
+  OTLP_ENDPOINT,
+  OTLP_EXPORT_INTERVAL_SECONDS,
+  relayProcessEndpoint,
+} from '../contract';
 import {
   renderCommandLine,
   type MetadataTtl,

@@ -4,10 +4,8 @@
  * `up` runs it. The steps: the host's (tuning-host.ts: network, memory, cache volume, metrics), then each
  * mount's (tuning-mount.ts: access, metadata TTL, local and Express cache, processes).
  */
-import { cacheUsesLocal } from '../contract/agent-config';
-import { METRICS_RELAY_ENDPOINT } from '../contract/metric-names';
+import { cacheUsesLocal, METRICS_RELAY_ENDPOINT, DEFAULT_RUN_DIR } from '../contract';
 import type { RenderedFlag } from './command-line';
-import { DEFAULT_RUN_DIR } from '../contract/agent-paths';
 import {
   cacheVolumeDecision,
   memoryDecision,

@@ -2,7 +2,7 @@
  * The tuning plan's shapes: what the planner reads (facts and the agent config) and what it returns (one
  * command line per Mountpoint process, each setting with its reason). Shared by the planner's steps.
  */
-import type { AgentConfig, MountConfig } from '../contract/agent-config';
+import { type AgentConfig, type MountConfig } from '../contract';
 import type { CacheVolume } from './cache-volume';
 import type { MountpointOptions, RenderedFlag } from './command-line';
 import type { InstanceTypeFacts } from './instance-facts';

@@ -6,12 +6,15 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
-import { REAPER_FLEET_DIMENSION, REAPER_METRICS_NAMESPACE } from '../../core/contract/metric-names';
-import { lazyReaperClients } from '../../core/reaper/clients';
-import { parseReaperEvent } from '../../core/reaper/events';
-import { reap } from '../../core/reaper/reaper';
-import { reportCounts, summarizeReport, type ReapReport } from '../../core/reaper/report';
-import { reaperSettingsFromEnv } from '../../core/contract/reaper-settings';
+import { REAPER_FLEET_DIMENSION, REAPER_METRICS_NAMESPACE, reaperSettingsFromEnv } from '../../core/contract';
+import {
+  lazyReaperClients,
+  parseReaperEvent,
+  reap,
+  reportCounts,
+  summarizeReport,
+  type ReapReport,
+} from '../../core/reaper';
 
 // Created once per container: connections and the adaptive retry state carry over between invocations.
 // The EC2 and tagging clients are built on first use (core/reaper/clients.ts): not every run needs them.

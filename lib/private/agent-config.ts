@@ -1,6 +1,6 @@
 import { Stack, Token } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
-import { ConfigError, parseAgentConfig, type AgentConfigInput } from '../../core/contract/agent-config';
+import { ConfigError, parseAgentConfig, type AgentConfigInput } from '../../core/contract';
 
 /**
  * Values that pass the agent-config schema, used in place of CDK tokens (a bucket or subnet created in

@@ -4,7 +4,7 @@
  */
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import { SCRATCH_GUARD_METRICS, SCRATCH_METRICS_NAMESPACE } from '../../core/contract/metric-names';
+import { SCRATCH_GUARD_METRICS, SCRATCH_METRICS_NAMESPACE } from '../../core/contract';
 
 /** Credit used and switches to Elastic; minutes until the soonest exhaustion. */
 export function creditGuardWidgets(fleetId: string): cloudwatch.IWidget[] {

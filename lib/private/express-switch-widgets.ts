@@ -10,7 +10,7 @@ import {
   EXPRESS_METRICS_NAMESPACE,
   EXPRESS_SWITCH_DIMENSIONS,
   EXPRESS_SWITCH_METRICS,
-} from '../../core/contract/metric-names';
+} from '../../core/contract';
 
 const PERIOD = Duration.minutes(5);
 

@@ -5,8 +5,7 @@
 import { ArnFormat, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as logs from 'aws-cdk-lib/aws-logs';
-import { MOUNTPOINT_METRICS_NAMESPACE } from '../../core/contract/metric-names';
-import { TAG_FLEET } from '../../core/contract/tags';
+import { MOUNTPOINT_METRICS_NAMESPACE, TAG_FLEET } from '../../core/contract';
 import { acknowledgeWildcardResource } from './nag';
 
 /**

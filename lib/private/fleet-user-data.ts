@@ -11,9 +11,7 @@ import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import type { Construct } from 'constructs';
-import { DEFAULT_AGENT_CONFIG_PATH } from '../../core/contract/agent-config';
-import { agentPaths } from '../../core/contract/agent-paths';
-import { packageRoot } from '../../core/contract/package-root';
+import { DEFAULT_AGENT_CONFIG_PATH, agentPaths, packageRoot } from '../../core/contract';
 import {
   AGENT_BUNDLE_PATH,
   AGENT_UNIT_NAME,

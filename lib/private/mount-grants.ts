@@ -2,7 +2,7 @@ import { Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { IConstruct } from 'constructs';
-import { DIRECTORY_BUCKET_NAME_PATTERN, mountReplacesObjects } from '../../core/contract/agent-config';
+import { DIRECTORY_BUCKET_NAME_PATTERN, mountReplacesObjects } from '../../core/contract';
 import { acknowledgeWildcardResource } from './nag';
 
 /** One Mountpoint mount of a bucket prefix, as far as IAM is concerned. */

@@ -3,7 +3,7 @@
  * its fleet (untagged ones explicitly denied), and delete mount-target interfaces in the fleet's subnets.
  */
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { TAG_MARKED_IDLE_AT } from '../../core/contract/tags';
+import { TAG_MARKED_IDLE_AT } from '../../core/contract';
 import type { IFleetNetwork } from '../interfaces';
 import { acknowledgeWildcardResource } from './nag';
 import {

@@ -11,7 +11,7 @@ import {
   type ReaperNumericSetting,
   type ReaperSettings,
   type ReaperSettingsInput,
-} from '../../core/contract/reaper-settings';
+} from '../../core/contract';
 import { invalidProp } from './validation';
 
 /** The prop each reaper setting comes from, so an error names what the caller wrote. */

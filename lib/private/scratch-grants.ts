@@ -6,7 +6,7 @@
 import { Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { IConstruct } from 'constructs';
-import { SCRATCH_CREATE_TAG_KEYS, TAG_FLEET, TAG_TEARDOWN_STARTED_AT } from '../../core/contract/tags';
+import { SCRATCH_CREATE_TAG_KEYS, TAG_FLEET, TAG_TEARDOWN_STARTED_AT } from '../../core/contract';
 import { acknowledgeWildcardResource } from './nag';
 import { onlyTagKeysOfFleet, taggedWithFleet, UNTAGGED } from './scratch-iam';
 

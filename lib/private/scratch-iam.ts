@@ -5,7 +5,7 @@
 import { Stack } from 'aws-cdk-lib';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type { IConstruct } from 'constructs';
-import { TAG_FLEET } from '../../core/contract/tags';
+import { TAG_FLEET } from '../../core/contract';
 
 /** Every EFS file system of the stack's account and Region: scratch ids are unknown until run time. */
 export function anyFileSystemArn(scope: IConstruct): string {

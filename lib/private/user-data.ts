@@ -1,4 +1,4 @@
-import { DEFAULT_AGENT_CONFIG_PATH } from '../../core/contract/agent-config';
+import { DEFAULT_AGENT_CONFIG_PATH } from '../../core/contract';
 
 /** Where the user data puts the agent bundle and its launcher on the instance. */
 export const AGENT_BUNDLE_PATH = '/opt/mountfleet/mountfleet.js';

@@ -1,8 +1,6 @@
 import { Token } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
-import { AZ_ID_PATTERN } from '../../core/contract/agent-config';
-import { checkMountPath, checkMountPrefix } from '../../core/contract/mount-path-rules';
-import { fleetIdProblem } from '../../core/contract/tags';
+import { AZ_ID_PATTERN, checkMountPath, checkMountPrefix, fleetIdProblem } from '../../core/contract';
 
 /**
  * Throws the error every construct uses for bad props: `<construct path>: <field>: <problem> — <fix>`, so the

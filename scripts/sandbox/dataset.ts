@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { s3Client } from '../../core/common/aws-clients';
+import { s3Client } from '../../core/aws/clients';
 
 /**
  * Puts `train/<file>` (random bytes) into `bucket` and the same bytes under `<work>/buckets/<bucket>/`,

@@ -9,7 +9,7 @@ import {
   DescribeInstancesCommand,
   DescribeLaunchTemplateVersionsCommand,
 } from '@aws-sdk/client-ec2';
-import { autoScalingClient, ec2Client } from '../../core/common/aws-clients';
+import { autoScalingClient, ec2Client } from '../../core/aws/clients';
 import { physicalIds } from '../../test/support/cloudformation-gaps-standin';
 
 export interface FleetInstance {

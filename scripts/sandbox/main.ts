@@ -20,7 +20,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TerminateInstancesCommand } from '@aws-sdk/client-ec2';
-import { ec2Client } from '../../core/common/aws-clients';
+import { ec2Client } from '../../core/aws/clients';
 import type { ReapReport } from '../../core/reaper/report';
 import { EMULATOR_ACCOUNT, EMULATOR_REGION, emulatorEnv, runCdk } from '../../test/support/cdk-cli';
 import { runCli } from '../../test/support/cli';

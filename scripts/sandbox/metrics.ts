@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { CloudWatchClient, ListDashboardsCommand, ListMetricsCommand } from '@aws-sdk/client-cloudwatch';
-import { clientConfig } from '../../core/common/aws-clients';
+import { clientConfig } from '../../core/aws/clients';
 import { OTLP_ENDPOINT } from '../../core/contract/metric-names';
 import { physicalIds } from '../../test/support/cloudformation-gaps-standin';
 import { CloudWatchAgentStandIn, type MetricCounts } from '../../test/support/cloudwatch-agent-standin';

@@ -5,7 +5,7 @@
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GetFunctionConfigurationCommand, LambdaClient } from '@aws-sdk/client-lambda';
-import { clientConfig } from '../../core/common/aws-clients';
+import { clientConfig } from '../../core/aws/clients';
 import type { ReapReport } from '../../core/reaper/report';
 import { EMULATOR_ACCOUNT as ACCOUNT, EMULATOR_REGION as REGION } from '../../test/support/cdk-cli';
 import { REPO_ROOT } from '../../test/support/moto';

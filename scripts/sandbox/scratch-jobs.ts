@@ -2,7 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { efsClient } from '../../core/common/aws-clients';
+import { efsClient } from '../../core/aws/clients';
 import { listScratchFileSystems, type ScratchFileSystemSummary } from '../../core/scratch/inventory';
 import { runSummarySchema } from '../../core/scratch/run-summary';
 import { CLI_BUNDLE } from '../../test/support/cli';

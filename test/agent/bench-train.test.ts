@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { s3Client } from '../../core/common/aws-clients';
+import { s3Client } from '../../core/aws/clients';
 import { CLI_BUNDLE, runCliInProcess } from '../support/cli';
 import { useEmulator } from '../support/emulator';
 import { until, useMountpointRig } from '../support/mountpoint-rig';

@@ -9,7 +9,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CREDENTIALS_TIMEOUT_MS } from '../../agent/aws-options';
-import { efsClient } from '../../core/common/aws-clients';
+import { efsClient } from '../../core/aws/clients';
 import { TAG_FLEET } from '../../core/contract/tags';
 import { runCliInProcess as mountfleet } from '../support/cli';
 import { useEmulator } from '../support/emulator';

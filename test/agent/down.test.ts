@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentState } from '../../core/agent/agent-state';
-import { processAlive, processStartTime } from '../../core/common/processes';
+import { processAlive, processStartTime } from '../../core/system/processes';
 import { runCliInProcess as mountfleet } from '../support/cli';
 
 let runDir: string;

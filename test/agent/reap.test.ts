@@ -2,7 +2,7 @@
  * `mountfleet reap` as a user runs it: the built bundle (node scripts/bundle.mjs) against the emulator.
  * moto stamps CreationTime with the real time, so these runs use --grace-minutes 0.
  */
-import { efsClient } from '../../core/common/aws-clients';
+import { efsClient } from '../../core/aws/clients';
 import type { ReapReport } from '../../core/reaper/report';
 import { createFileSystem, describeAll, reaperClients, seedFleet } from '../core/reaper/scenario';
 import { runCli } from '../support/cli';

@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { s3Client, s3ExpressClient } from '../../core/common/aws-clients';
+import { s3Client, s3ExpressClient } from '../../core/aws/clients';
 import { runCliInProcess } from '../support/cli';
 import { useEmulator } from '../support/emulator';
 import { answerExpressCreateSession, keepExpressChecksums } from '../support/express-session-standin';

@@ -11,23 +11,12 @@ const ROOT = resolve(__dirname, '..', '..');
 const SOURCE_DIRS = ['agent', 'core', 'lib', 'lambda', 'bin'];
 
 /**
- * The only core/ modules a construct may import: the contract shared by the constructs and the
- * code they deploy. Anything else in core/ is runtime code that belongs on the instance or in the
- * Lambda, not in a CDK app.
+ * The core/ folders a construct may import: the contract shared by the constructs and the code they deploy
+ * (agent.json schema, tags, metric names, path rules, reaper settings, agent paths, where the bundles are),
+ * and the pure tuner (MountpointCsiVolumes renders at synth what `tune --csi` prints, by the same rules).
+ * Everything else in core/ is runtime code that belongs on the instance or in the Lambda, not in a CDK app.
  */
-const LIB_MAY_IMPORT_FROM_CORE = new Set([
-  'core/contract/agent-config.ts', // agent.json schema, defaults and limits that ComputeFleet writes
-  'core/contract/tags.ts', // tag keys the fleet's IAM conditions and the reaper key on
-  'core/contract/mount-path-rules.ts', // mount path and prefix rules, checked at synth and on agent start
-  'core/contract/metric-names.ts', // metric namespace and dimensions the agent emits and the dashboard reads
-  'core/contract/reaper-settings.ts', // reaper setting ranges, validated at synth and by the handler
-  'core/contract/agent-paths.ts', // on-instance paths the user data refers to
-  'core/tuner/instance-facts.ts', // instance facts the CSI volumes are tuned from
-  // The CSI PV/PVC renderer: MountpointCsiVolumes renders at synth what `tune --csi` prints, tuned
-  // by the agent's own rules, so both must run the same code (it is pure: no AWS SDK, no I/O).
-  'core/tuner/csi-volumes.ts',
-  'core/contract/package-root.ts', // where the pre-built agent and Lambda bundles live
-]);
+const LIB_MAY_IMPORT_FROM_CORE = new Set(['core/contract/index.ts', 'core/tuner/index.ts']);
 
 /** One edge of the graph: `from` imports `spec`, resolved to a repo-relative file or a package. */
 interface Edge {
@@ -100,6 +89,37 @@ function cycles(): string[] {
   return found;
 }
 
+/** `core/<folder>` for a file in a folder of core/, undefined for anything else. */
+function coreFolder(file: string): string | undefined {
+  const parts = file.split('/');
+  return parts[0] === 'core' && parts.length > 2 ? `core/${parts[1]}` : undefined;
+}
+
+/** Cycles between core/ folders (a folder importing another, which imports it back, directly or not). */
+function folderCycles(): string[] {
+  const next = new Map<string, Set<string>>();
+  for (const e of EDGES) {
+    const [from, to] = [coreFolder(e.from), coreFolder(e.to)];
+    if (e.external || !from || !to || from === to) continue;
+    next.set(from, (next.get(from) ?? new Set()).add(to));
+  }
+  const found: string[] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (folder: string) => {
+    state.set(folder, 'open');
+    stack.push(folder);
+    for (const to of next.get(folder) ?? []) {
+      if (state.get(to) === 'open') found.push([...stack.slice(stack.indexOf(to)), to].join(' -> '));
+      else if (!state.has(to)) visit(to);
+    }
+    stack.pop();
+    state.set(folder, 'done');
+  };
+  for (const folder of next.keys()) if (!state.has(folder)) visit(folder);
+  return found;
+}
+
 /** Files reachable from `start` over local imports. */
 function closure(start: string): Set<string> {
   const seen = new Set<string>();
@@ -145,13 +165,30 @@ describe('import graph', () => {
     ).toEqual([]);
   });
 
-  test('lib/ imports from core/ only the shared contract', () => {
+  test('lib/ imports from core/ only the contract and the tuner, through their index.ts', () => {
     expect(
       violations(
         under('lib'),
         (e) => !e.external && under('core')(e.to) && !LIB_MAY_IMPORT_FROM_CORE.has(e.to),
       ),
     ).toEqual([]);
+  });
+
+  test('a core/ folder is entered through its index.ts: from outside it, nothing else of it is imported', () => {
+    expect(
+      violations(
+        (f) => SOURCE_DIRS.some((d) => under(d)(f)),
+        (e) =>
+          !e.external &&
+          coreFolder(e.to) !== undefined &&
+          coreFolder(e.to) !== coreFolder(e.from) &&
+          !e.to.endsWith('/index.ts'),
+      ),
+    ).toEqual([]);
+  });
+
+  test('no cycle between core/ folders', () => {
+    expect(folderCycles()).toEqual([]);
   });
 
   test('what lib/ loads needs only the package dependencies (no AWS SDK in a CDK app)', () => {
@@ -193,11 +230,8 @@ describe('import graph', () => {
     expect(violations(under('agent/commands'), (e) => e.to === 'agent/cli.ts')).toEqual([]);
   });
 
-  test('core/scratch and core/mountpoint do not import each other', () => {
-    expect([
-      ...violations(under('core/scratch'), (e) => under('core/mountpoint')(e.to)),
-      ...violations(under('core/mountpoint'), (e) => under('core/scratch')(e.to)),
-    ]).toEqual([]);
+  test('core/scratch does not import the on-instance agent (core/agent), which waits for scratch runs', () => {
+    expect(violations(under('core/scratch'), (e) => under('core/agent')(e.to))).toEqual([]);
   });
 
   test('the Lambda bundle pulls in no agent-only module', () => {

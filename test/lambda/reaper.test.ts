@@ -3,7 +3,7 @@
  * stand-in context. Checks the report it returns, the EMF metrics and the one log line per decision.
  */
 import { TerminateInstancesCommand } from '@aws-sdk/client-ec2';
-import { efsClient } from '../../core/common/aws-clients';
+import { efsClient } from '../../core/aws/clients';
 import { REAPER_METRIC_NAMES } from '../../core/contract/metric-names';
 import { useEmulator } from '../support/emulator';
 import {

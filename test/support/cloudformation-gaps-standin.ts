@@ -16,7 +16,7 @@ import {
   DeleteObjectsCommand,
   ListObjectsV2Command,
 } from '@aws-sdk/client-s3';
-import { clientConfig, s3ExpressClient } from '../../core/common/aws-clients';
+import { clientConfig, s3ExpressClient } from '../../core/aws/clients';
 
 export interface StoodIn {
   /** Directory bucket names created as ordinary buckets. */

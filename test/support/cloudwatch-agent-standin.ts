@@ -11,7 +11,7 @@
 import { createServer, type Server } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { CloudWatchClient, PutMetricDataCommand, type MetricDatum } from '@aws-sdk/client-cloudwatch';
-import { clientConfig } from '../../core/common/aws-clients';
+import { clientConfig } from '../../core/aws/clients';
 import { MOUNTPOINT_FLEET_DIMENSION, MOUNTPOINT_METRICS_NAMESPACE } from '../../core/contract/metric-names';
 import { decodeMetricsRequest } from '../../core/agent/otlp-reader';
 

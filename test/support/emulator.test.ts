@@ -1,5 +1,5 @@
 import { CreateFileSystemCommand, DescribeFileSystemsCommand } from '@aws-sdk/client-efs';
-import { efsClient } from '../../core/common/aws-clients';
+import { efsClient } from '../../core/aws/clients';
 import { useEmulator } from './emulator';
 
 describe('useEmulator', () => {

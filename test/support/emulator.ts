@@ -2,7 +2,7 @@
  * Access to this worker's moto server from a test file:
  *
  *   const emu = useEmulator();          // resets state before each test, points the SDK at moto
- *   const efs = efsClient();            // core/common/aws-clients.ts clients pick up AWS_ENDPOINT_URL
+ *   const efs = efsClient();            // core/aws/clients.ts clients pick up AWS_ENDPOINT_URL
  */
 import { resetMoto } from './moto';
 

@@ -27,12 +27,12 @@ import {
   efsClient,
   s3Client,
   type ClientOptions,
-} from '../../core/common/aws-clients';
+} from '../../core/aws/clients';
 import { useEmulator } from './emulator';
 import { FaultProxy, useFaultProxy, type Fault, type ServiceName } from './fault-proxy';
 import { freePort } from './ports';
 
-/** One cheap, side-effect-free call per service, through clients built by core/common/aws-clients.ts. */
+/** One cheap, side-effect-free call per service, through clients built by core/aws/clients.ts. */
 const CALLS: Record<'efs' | 'ec2' | 'cloudwatch' | 's3', (o?: ClientOptions) => Promise<unknown>> = {
   efs: (o) => efsClient(o).send(new DescribeFileSystemsCommand({})),
   ec2: (o) => ec2Client(o).send(new DescribeInstancesCommand({})),
@@ -308,7 +308,7 @@ describe('FaultProxy', () => {
     await CALLS.ec2({ maxAttempts: 1 }); // other services are not limited
 
     proxy.setRateLimit({ service: 'efs', ratePerSecond: 20, burst: 2 });
-    // Standard mode keeps this quick; test/core/common/aws-clients.test.ts covers adaptive mode under throttling.
+    // Standard mode keeps this quick; test/core/aws/clients.test.ts covers adaptive mode under throttling.
     const efs = efsClient({ retryMode: 'standard' });
     await Promise.all(Array.from({ length: 4 }, () => efs.send(new DescribeFileSystemsCommand({}))));
     expect(proxy.stats().byOperation['efs:DescribeFileSystems'].forwarded).toBe(3 + 4);

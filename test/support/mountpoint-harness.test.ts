@@ -17,7 +17,7 @@ import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { isDirectoryBucket, s3Client, s3ExpressClient } from '../../core/common/aws-clients';
+import { isDirectoryBucket, s3Client, s3ExpressClient } from '../../core/aws/clients';
 import { parseAgentConfig, type AgentConfig } from '../../core/contract/agent-config';
 import { EXAMPLE_CONFIG, tuneForInstanceType, type TuneRequest } from '../../core/instance/tune-report';
 import { useEmulator } from './emulator';

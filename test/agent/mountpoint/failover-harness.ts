@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { s3ExpressClient } from '../../../core/common/aws-clients';
+import { s3ExpressClient } from '../../../core/aws/clients';
 import { CLI_BUNDLE } from '../../support/cli';
 import { FaultProxy } from '../../support/fault-proxy';
 import { ImdsStandIn } from '../../support/imds';

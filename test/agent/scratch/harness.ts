@@ -13,7 +13,7 @@ import {
   DescribeMountTargetsCommand,
   type FileSystemDescription,
 } from '@aws-sdk/client-efs';
-import { ec2Client, efsClient } from '../../../core/common/aws-clients';
+import { ec2Client, efsClient } from '../../../core/aws/clients';
 import type { AgentConfigInput } from '../../../core/contract/agent-config';
 import { TAG_FLEET, TAG_JOB } from '../../../core/contract/tags';
 import { CLI_BUNDLE } from '../../support/cli';

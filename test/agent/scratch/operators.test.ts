@@ -8,7 +8,7 @@ import {
   DescribeMountTargetsCommand,
   TagResourceCommand,
 } from '@aws-sdk/client-efs';
-import { ec2Client, efsClient } from '../../../core/common/aws-clients';
+import { ec2Client, efsClient } from '../../../core/aws/clients';
 import type { ScratchFileSystemSummary } from '../../../core/scratch/inventory';
 import { TAG_RUN, TAG_TEARDOWN_STARTED_AT } from '../../../core/contract/tags';
 import { runCli } from '../../support/cli';

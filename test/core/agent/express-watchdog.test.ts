@@ -1,5 +1,5 @@
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
-import { s3ExpressClient } from '../../../core/common/aws-clients';
+import { s3ExpressClient } from '../../../core/aws/clients';
 import { probeExpressBucket, type ProbeResult } from '../../../core/agent/express-probe';
 import { ExpressWatchdog } from '../../../core/agent/express-watchdog';
 import { useEmulator } from '../../support/emulator';

@@ -12,9 +12,9 @@ import { join } from 'node:path';
 import { parseAgentConfig } from '../../../core/contract/agent-config';
 import { OTLP_ENDPOINT } from '../../../core/contract/metric-names';
 import { MountAgent, type AgentOptions } from '../../../core/agent/mount-agent';
-import { FALLBACK_INSTANCE_TYPES } from '../../../core/instance/instance-type-lookup';
+import { FALLBACK_INSTANCE_TYPES } from '../../../core/tuner/instance-facts';
 import { readState } from '../../../core/agent/agent-state';
-import { processStartTime } from '../../../core/common/processes';
+import { processStartTime } from '../../../core/system/processes';
 
 let dir: string;
 beforeEach(() => {

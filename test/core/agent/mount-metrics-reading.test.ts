@@ -14,7 +14,7 @@ import {
 } from '../../../core/agent/mount-metrics-reading';
 import type { ProcessMetrics } from '../../../core/agent/mountpoint-counters';
 import { writeState, type AgentState } from '../../../core/agent/agent-state';
-import { processStartTime } from '../../../core/common/processes';
+import { processStartTime } from '../../../core/system/processes';
 import { steppingClock } from '../../support/stepping-clock';
 
 let dir: string;

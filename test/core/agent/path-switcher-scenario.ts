@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { topMount } from '../../../core/common/mountinfo';
+import { topMount } from '../../../core/system/mountinfo';
 import { PathSwitcher } from '../../../core/agent/path-switcher';
 
 async function main(): Promise<void> {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parseAgentConfig } from '../../../core/contract/agent-config';
-import { MOUNTPOINT_METRICS_NAMESPACE } from '../../../core/contract/metric-names';
+import { MOUNTPOINT_METRICS_NAMESPACE, OTLP_ENDPOINT } from '../../../core/contract/metric-names';
 import {
   renderCloudWatchAgentConfig,
   renderMountUnit,
@@ -12,7 +12,6 @@ import {
   unitName,
 } from '../../../core/agent/systemd-units';
 import { tuneForInstanceType } from '../../../core/instance/tune-report';
-import { OTLP_ENDPOINT } from '../../../core/contract/metric-names';
 import { STANDIN } from '../../agent/mountpoint/failover-harness';
 import { REPO_ROOT } from '../../support/moto';
 

@@ -16,7 +16,7 @@ import {
   PutLifecycleHookCommand,
 } from '@aws-sdk/client-auto-scaling';
 import { CreateLaunchTemplateCommand } from '@aws-sdk/client-ec2';
-import { clientConfig, ec2Client } from '../../../core/common/aws-clients';
+import { clientConfig, ec2Client } from '../../../core/aws/clients';
 import { systemClock } from '../../../core/common/clock';
 import { metadataService, type InstanceMetadataClient } from '../../../core/instance/imds';
 import { handleAutoScalingTermination } from '../../../core/agent/termination-hook';

@@ -1,5 +1,5 @@
 import { DescribeFileSystemsCommand, DescribeMountTargetsCommand } from '@aws-sdk/client-efs';
-import { ec2Client, efsClient } from '../../../core/common/aws-clients';
+import { ec2Client, efsClient } from '../../../core/aws/clients';
 import type { Clock } from '../../../core/common/clock';
 import { markTeardownStarted, teardownFileSystem } from '../../../core/efs/teardown';
 import { TAG_TEARDOWN_STARTED_AT } from '../../../core/contract/tags';

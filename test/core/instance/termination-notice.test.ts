@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DescribeFileSystemsCommand } from '@aws-sdk/client-efs';
-import { ec2Client, efsClient } from '../../../core/common/aws-clients';
+import { ec2Client, efsClient } from '../../../core/aws/clients';
 import { systemClock } from '../../../core/common/clock';
 import { metadataService, type InstanceMetadataClient } from '../../../core/instance/imds';
 import { runScratchJob } from '../../../core/scratch/lifecycle';

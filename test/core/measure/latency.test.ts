@@ -1,6 +1,6 @@
 import { CreateBucketCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { latencyCsv, measureLatency, sizesUpTo } from '../../../core/measure/latency';
-import { isDirectoryBucket } from '../../../core/common/aws-clients';
+import { isDirectoryBucket } from '../../../core/aws/clients';
 import { benchS3Client } from '../../../core/measure/s3-clients';
 import { percentile, summarize } from '../../../core/measure/stats';
 import { latencySvg } from '../../../core/measure/svg';

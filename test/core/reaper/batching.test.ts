@@ -4,7 +4,7 @@
  */
 import { TerminateInstancesCommand } from '@aws-sdk/client-ec2';
 import { CreateFileSystemCommand } from '@aws-sdk/client-efs';
-import { cloudWatchClient, ec2Client } from '../../../core/common/aws-clients';
+import { cloudWatchClient, ec2Client } from '../../../core/aws/clients';
 import { listFleetFileSystems, lookupOwners, readConnections } from '../../../core/reaper/evidence';
 import { OWNER_VISIBILITY_MINUTES } from '../../../core/reaper/decide';
 import { reap } from '../../../core/reaper/reaper';

@@ -4,7 +4,7 @@
  * is moved ahead of the real time where a rule needs an older file system (moto stamps CreationTime itself).
  */
 import type { MountTargetDescription } from '@aws-sdk/client-efs';
-import { cloudWatchClient, ec2Client, efsClient } from '../../../core/common/aws-clients';
+import { cloudWatchClient, ec2Client, efsClient } from '../../../core/aws/clients';
 import { judgeRun, type LivenessClients } from '../../../core/reaper/liveness';
 import {
   createFileSystem,

@@ -11,7 +11,7 @@ import {
   type EC2Client,
 } from '@aws-sdk/client-ec2';
 import { DescribeFileSystemsCommand, type EFSClient, type FileSystemDescription } from '@aws-sdk/client-efs';
-import { cloudWatchClient, ec2Client, efsClient, taggingClient } from '../../../core/common/aws-clients';
+import { cloudWatchClient, ec2Client, efsClient, taggingClient } from '../../../core/aws/clients';
 import type { Clock } from '../../../core/common/clock';
 import type { ReaperClients } from '../../../core/reaper/reaper';
 import { creationToken } from '../../../core/contract/creation-token';
@@ -22,7 +22,7 @@ import { createNetwork, createScratchFileSystem, type TestNetwork } from '../../
 
 /**
  * Jest hooks for a reaper test file: the emulator, and one fault proxy in front of it for the whole file
- * that every client from core/common/aws-clients.ts goes through from beforeAll on (so scenarios built in a beforeAll see
+ * that every client from core/aws/clients.ts goes through from beforeAll on (so scenarios built in a beforeAll see
  * its rules too). Rules and counts carry over between tests: each test clears what it needs. `random`
  * replaces the proxy's random source, for a fault pattern that is the same on every run.
  */

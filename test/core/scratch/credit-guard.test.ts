@@ -6,7 +6,7 @@
  */
 import { PutMetricDataCommand, type MetricDatum } from '@aws-sdk/client-cloudwatch';
 import { CreateFileSystemCommand } from '@aws-sdk/client-efs';
-import { cloudWatchClient, efsClient } from '../../../core/common/aws-clients';
+import { cloudWatchClient, efsClient } from '../../../core/aws/clients';
 import type { Clock } from '../../../core/common/clock';
 import { steppingClock, type SteppingClock } from '../../support/stepping-clock';
 import { GIB, MIB, TIB } from '../../../core/common/units';

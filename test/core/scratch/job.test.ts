@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { processGroupMembers } from '../../../core/common/processes';
+import { processGroupMembers } from '../../../core/system/processes';
 import { startJob, systemdScopeFor } from '../../../core/scratch/job';
 import { REPO_ROOT } from '../../support/moto';
 import { removeEmptySystemdStandinScopes, SYSTEMD_STANDIN_BIN } from '../../support/standins';

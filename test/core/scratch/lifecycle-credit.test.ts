@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EFSClient } from '@aws-sdk/client-efs';
-import { clientConfig, cloudWatchClient, ec2Client } from '../../../core/common/aws-clients';
+import { clientConfig, cloudWatchClient, ec2Client } from '../../../core/aws/clients';
 import { runScratchJob, type ScratchRunRequest } from '../../../core/scratch/lifecycle';
 import { useEmulator } from '../../support/emulator';
 import { useFaultProxy } from '../../support/fault-proxy';

@@ -11,7 +11,7 @@ import {
   ec2Client,
   efsClient,
   type ClientOptions,
-} from '../../../core/common/aws-clients';
+} from '../../../core/aws/clients';
 import { runScratchJob, type ScratchRunRequest } from '../../../core/scratch/lifecycle';
 import { deleteScratchFileSystem, RunAliveError } from '../../../core/scratch/inventory';
 import { isMounted } from '../../../core/scratch/mount';

@@ -1,6 +1,6 @@
 /** Creating a run's file system and mount target, against the emulator (and a fault proxy). */
 import { DescribeFileSystemsCommand, DescribeMountTargetsCommand, EFSClient } from '@aws-sdk/client-efs';
-import { clientConfig, ec2Client, efsClient } from '../../../core/common/aws-clients';
+import { clientConfig, ec2Client, efsClient } from '../../../core/aws/clients';
 import type { Clock } from '../../../core/common/clock';
 import { ensureMountTarget, waitForMountTarget } from '../../../core/scratch/mount-target';
 import { creationToken } from '../../../core/contract/creation-token';

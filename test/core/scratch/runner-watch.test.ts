@@ -8,8 +8,8 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { topMount, type MountEntry } from '../../../core/common/mountinfo';
-import { processGroupMembers } from '../../../core/common/processes';
+import { topMount, type MountEntry } from '../../../core/system/mountinfo';
+import { processGroupMembers } from '../../../core/system/processes';
 import { escapeMountinfo, WATCHER_SCRIPT } from '../../../core/scratch/runner-watch';
 
 jest.setTimeout(30_000);

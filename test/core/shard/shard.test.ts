@@ -6,7 +6,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
-import { s3Client } from '../../../core/common/aws-clients';
+import { s3Client } from '../../../core/aws/clients';
 import {
   manifestKey,
   planShards,

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { InstanceTypeInfo } from '@aws-sdk/client-ec2';
 import { Template } from 'aws-cdk-lib/assertions';
-import { FALLBACK_INSTANCE_TYPES } from '../../../core/instance/instance-type-lookup';
+import { FALLBACK_INSTANCE_TYPES } from '../../../core/tuner/instance-facts';
 import { INSTANCE_TYPE_ROWS, INSTANCE_TYPE_SNAPSHOT } from '../../../core/tuner/instance-type-table';
 import { ComputeFleet, FleetNetwork } from '../../../lib/index';
 import { buildTable, describeAll, EXPECTED_FAMILIES, main } from '../../../scripts/generate-instance-types';

@@ -1,11 +1,9 @@
-import { ec2Client } from '../../../core/common/aws-clients';
+import { ec2Client } from '../../../core/aws/clients';
 import { parseAgentConfig } from '../../../core/contract/agent-config';
 import { compareVersions, FLAG_FIRST_VERSION } from '../../../core/tuner/command-line';
 import { INSTANCE_TYPE_ROWS } from '../../../core/tuner/instance-type-table';
-import {
-  FALLBACK_INSTANCE_TYPES,
-  UnknownInstanceTypeError,
-} from '../../../core/instance/instance-type-lookup';
+import { UnknownInstanceTypeError } from '../../../core/instance/instance-type-lookup';
+import { FALLBACK_INSTANCE_TYPES } from '../../../core/tuner/instance-facts';
 import { formatTuneReport, tuneForInstanceType, type TuneReport } from '../../../core/instance/tune-report';
 import { planMounts } from '../../../core/tuner/plan-mounts';
 import {

@@ -43,7 +43,7 @@ function stillMounted(id: number): boolean {
 async function writeCacheMetadata(bucket: string, sourceBucket: string): Promise<void> {
   // Loaded only here: the SDK costs a second of start-up that mounts without --cache-xz need not pay.
   const { PutObjectCommand } = await import('@aws-sdk/client-s3');
-  const { s3ExpressClient } = await import('../../../core/common/aws-clients');
+  const { s3ExpressClient } = await import('../../../core/aws/clients');
   const client = s3ExpressClient({ maxAttempts: Number(process.env.AWS_MAX_ATTEMPTS ?? 10) });
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), READY_TIMEOUT_MS);

@@ -9,7 +9,7 @@ import {
   efsClient,
   s3Client,
   s3EndpointOverridden,
-} from '../../../core/common/aws-clients';
+} from '../../../core/aws/clients';
 import { useEmulator } from '../../support/emulator';
 import { FaultProxy } from '../../support/fault-proxy';
 

@@ -1,12 +1,12 @@
 /**
  * The scratch locks for real: `flock` on a file under a temp run dir, held by another Node process that
- * runs core/common/lock.ts (through tsx), and freed when that process is SIGKILLed.
+ * runs core/system/lock.ts (through tsx), and freed when that process is SIGKILLed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { acquireLock } from '../../../core/common/lock';
+import { acquireLock } from '../../../core/system/lock';
 import { holdJobAndPath } from '../../../core/scratch/run-locks';
 import { REPO_ROOT } from '../../support/moto';
 
@@ -15,7 +15,7 @@ jest.setTimeout(30_000);
 /** Another process that takes the lock on `file` with acquireLock and keeps it (and prints `held`). */
 function holderProcess(file: string): Promise<ChildProcess> {
   const code =
-    `const { acquireLock } = require(${JSON.stringify(join(REPO_ROOT, 'core/common/lock.ts'))});` +
+    `const { acquireLock } = require(${JSON.stringify(join(REPO_ROOT, 'core/system/lock.ts'))});` +
     `acquireLock(${JSON.stringify(file)}, { holder: 'pid ' + process.pid }).then((r) => {` +
     `  console.log(r.status); setInterval(() => undefined, 1000); });`;
   // node itself with tsx's hook (not the tsx wrapper, whose SIGKILL would leave node running).

@@ -19,7 +19,7 @@ import {
   type Stats,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { withoutTrailingSlash } from './path-text';
+import { withoutTrailingSlash } from '../common';
 
 /** The uids whose directories are trusted: root, and this process's own (the same when it runs as root). */
 function trustedUids(): ReadonlySet<number> {

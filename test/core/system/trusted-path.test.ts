@@ -22,7 +22,7 @@ import {
   untrustedPathProblem,
   untrustedPathProblemBeforeCreating,
   UntrustedPathError,
-} from '../../../core/common/trusted-path';
+} from '../../../core/system/trusted-path';
 
 let dir: string;
 beforeEach(() => {

@@ -53,7 +53,7 @@ export function clientConfig(options: ClientOptions = {}) {
       // In @smithy/node-http-handler 4.x `requestTimeout` only logs a warning unless `throwOnRequestTimeout`
       // is set, and it then bounds the whole upload too; `socketTimeout` fails an attempt once the socket
       // is idle this long (a black-holed endpoint, a stalled body) without limiting long transfers.
-      // test/core/common/aws-clients.test.ts checks that a black-holed call fails in time.
+      // test/core/aws/clients.test.ts checks that a black-holed call fails in time.
       socketTimeout: o.requestTimeoutMs,
       httpAgent: new HttpAgent(agentOptions),
       httpsAgent: new HttpsAgent(agentOptions),

@@ -1,0 +1,11 @@
+export {
+  type ClientOptions,
+  autoScalingClient,
+  cloudWatchClient,
+  ec2Client,
+  efsClient,
+  isDirectoryBucket,
+  s3Client,
+  s3ExpressClient,
+  taggingClient,
+} from './clients';

@@ -1,0 +1,81 @@
+export {
+  AGENT_CONFIG_VERSION,
+  AZ_ID_PATTERN,
+  type AgentConfig,
+  type AgentConfigInput,
+  BUCKET_NAME_PATTERN,
+  CACHE_POLICIES,
+  type CachePolicy,
+  ConfigError,
+  DEFAULT_AGENT_CONFIG_PATH,
+  DEFAULT_SCRATCH_PATH,
+  DEFAULT_TEARDOWN_GRACE_SECONDS,
+  DIRECTORY_BUCKET_NAME_PATTERN,
+  MAX_TEARDOWN_GRACE_SECONDS,
+  MOUNTPOINT_DEFAULT_VERSION,
+  MOUNTPOINT_KEY_FINGERPRINT,
+  type MountConfig,
+  agentConfigSchema,
+  cacheUsesExpress,
+  cacheUsesLocal,
+  checkedString,
+  defaultCachePolicy,
+  formatIssues,
+  loadAgentConfig,
+  mountReplacesObjects,
+  parseAgentConfig,
+  readJsonFile,
+} from './agent-config';
+export { DEFAULT_RUN_DIR, agentPaths } from './agent-paths';
+export { creationToken, creationTokenPrefix } from './creation-token';
+export {
+  CLOUDWATCH_AGENT_FLUSH_SECONDS,
+  EXPRESS_METRICS_NAMESPACE,
+  EXPRESS_SWITCH_DIMENSIONS,
+  EXPRESS_SWITCH_METRICS,
+  METRICS_RELAY_ENDPOINT,
+  MOUNTPOINT_FLEET_DIMENSION,
+  MOUNTPOINT_METRICS_NAMESPACE,
+  OTLP_ENDPOINT,
+  OTLP_EXPORT_INTERVAL_SECONDS,
+  REAPER_FLEET_DIMENSION,
+  REAPER_METRICS_NAMESPACE,
+  REAPER_METRIC_NAMES,
+  type ReaperMetricName,
+  SCRATCH_GUARD_METRICS,
+  SCRATCH_METRICS_NAMESPACE,
+  agentMetricsLogGroupName,
+  relayProcessEndpoint,
+} from './metric-names';
+export { checkMountPath, checkMountPrefix } from './mount-path-rules';
+export {
+  endsScratchJob,
+  ownerReleasedScratch,
+  ownerStateOfInstance,
+  ownerStateOfNotice,
+} from './owner-state';
+export { packageRoot } from './package-root';
+export {
+  REAPER_DEFAULTS,
+  REAPER_SETTING_RANGES,
+  REAPER_SETTING_SOURCES,
+  type ReaperNumericSetting,
+  type ReaperSettings,
+  ReaperSettingsError,
+  type ReaperSettingsInput,
+  reaperSettingsFromEnv,
+  reaperSettingsFromFlags,
+  reaperSettingsSchema,
+} from './reaper-settings';
+export {
+  FLEET_ID_PATTERN,
+  SCRATCH_CREATE_TAG_KEYS,
+  TAG_FLEET,
+  TAG_JOB,
+  TAG_MARKED_IDLE_AT,
+  TAG_OWNER_INSTANCE,
+  TAG_RUN,
+  TAG_TEARDOWN_STARTED_AT,
+  fleetIdProblem,
+} from './tags';
+export { VERSION } from './version';

@@ -1,0 +1,17 @@
+export { type HostFacts, gatherHostFacts } from './host-facts';
+export {
+  type InstanceIdentity,
+  type InstanceMetadataReader,
+  metadataService,
+  readInstanceIdentity,
+} from './imds';
+export { UnknownInstanceTypeError, lookupInstanceType } from './instance-type-lookup';
+export {
+  TERMINATION_POLL_MS,
+  type TerminationNotice,
+  autoScalingTerminationReader,
+  describeTermination,
+  terminationNoticeReader,
+  watchForTermination,
+} from './termination-notice';
+export { EXAMPLE_CONFIG, type TuneReport, formatTuneReport, tuneForInstanceType } from './tune-report';
