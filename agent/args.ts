@@ -1,21 +1,14 @@
 /**
- * Reading command-line arguments: the one place where flag values become numbers, and the one error
- * type for a bad command line. `run` (agent/cli.ts) prints a UsageError as one line and exits 2.
+ * Reading command-line arguments: the one place where flag values become numbers. A bad one is a UsageError
+ * (core/common: exit 2, printed as one line by agent/cli.ts).
  */
-import { UnitError, toBoundedWholeNumber, wholeNumberRule, type WholeNumberBounds } from '../core/common';
-
-/** A bad command line (flag, argument or value): nothing was done, exit status 2. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
-}
-
-/** The exit status of a usage error (0 is success, 1 a runtime failure). */
-export const EXIT_USAGE = 2;
-/** Exit status when another run holds what this one needs (a job id, a path, a run dir): EX_TEMPFAIL. */
-export const EXIT_IN_USE = 75;
-
-/** The exit status of a runtime failure. */
-export const EXIT_FAILURE = 1;
+import {
+  UnitError,
+  UsageError,
+  toBoundedWholeNumber,
+  wholeNumberRule,
+  type WholeNumberBounds,
+} from '../core/common';
 
 /**
  * A whole number typed for `flag` (`--concurrency 16`) within the bounds. Anything else — blank, `abc`,

@@ -4,7 +4,7 @@
  * after its retries (or after IMDS timeouts on a laptop).
  */
 import { Option } from 'commander';
-import { UsageError } from './args';
+import { UsageError } from '../core/common';
 import { efsClient } from '../core/aws';
 
 export interface AwsFlags {

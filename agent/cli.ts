@@ -4,8 +4,8 @@
  * JSON document; progress and logs go to stderr.
  */
 import { Command, CommanderError, Help } from 'commander';
-import { ConfigError, VERSION } from '../core/contract';
-import { EXIT_FAILURE, EXIT_USAGE, UsageError } from './args';
+import { EXIT_STATUS, MountfleetError } from '../core/common';
+import { VERSION } from '../core/contract';
 import type { CliContext, RegisterCommand } from './command';
 import { register as registerBench } from './commands/bench';
 import { register as registerDown } from './commands/down';
@@ -94,14 +94,12 @@ export async function run(argv: string[]): Promise<number> {
     return ctx.exitCode;
   } catch (err) {
     // Commander has printed its message; it exits 1 for usage errors, which mean 2 here.
-    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : EXIT_USAGE;
-    if (err instanceof UsageError || err instanceof ConfigError) {
-      process.stderr.write(`${active}: ${err.message}\n`);
-      return EXIT_USAGE;
-    }
+    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : EXIT_STATUS.usage;
     process.stderr.write(`${active}: ${err instanceof Error ? err.message : String(err)}\n`);
+    // An error that says how the command ends (core/common/errors.ts) is the user's to act on: no trace.
+    if (err instanceof MountfleetError) return err.exitStatus;
     if (program.opts<{ debug?: boolean }>().debug && err instanceof Error)
       process.stderr.write(`${err.stack}\n`);
-    return EXIT_FAILURE;
+    return EXIT_STATUS.failure;
   }
 }

@@ -10,7 +10,7 @@ import {
 } from 'node:fs';
 import { dirname } from 'node:path';
 import { type S3Count } from '../core/agent';
-import { UsageError } from './args';
+import { UsageError } from '../core/common';
 
 /** Prints `value` as the one pretty-printed JSON document a `--json` run writes on stdout. */
 export function printJson(value: unknown): void {

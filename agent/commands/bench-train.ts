@@ -5,9 +5,10 @@
  */
 import { Option, type Command } from 'commander';
 import { resolve } from 'node:path';
-import { parseWholeNumber, UsageError } from '../args';
+import { parseWholeNumber } from '../args';
+import { EXIT_STATUS, UsageError } from '../../core/common';
 import type { CliContext } from '../command';
-import { EXIT_INTERRUPTED, interruptible } from '../interrupt';
+import { interruptible } from '../stop-signals';
 import { OutputFile, printJson, s3Phrase } from '../output';
 import {
   sparkline,
@@ -176,7 +177,7 @@ export function addTrainCommand(bench: Command, ctx: CliContext): void {
           );
           process.stderr.write(`wrote ${chart.path}\n`);
         }
-        if (!complete) ctx.exitCode = EXIT_INTERRUPTED;
+        if (!complete) ctx.exitCode = EXIT_STATUS.interrupted;
       } finally {
         chart?.discard();
       }

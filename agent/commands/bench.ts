@@ -7,7 +7,8 @@
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { parsePositive, parseWholeNumber, UsageError } from '../args';
+import { parsePositive, parseWholeNumber } from '../args';
+import { UsageError } from '../../core/common';
 import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
 import type { RegisterCommand } from '../command';
 import { addTrainCommand } from './bench-train';

@@ -3,7 +3,8 @@
  * versus EBS gp3. The model lives in core/plan; this file only reads flags and prints.
  */
 import { Option } from 'commander';
-import { parsePositive, UsageError } from '../args';
+import { parsePositive } from '../args';
+import { UsageError } from '../../core/common';
 import type { RegisterCommand } from '../command';
 import { printJson } from '../output';
 import {

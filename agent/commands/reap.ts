@@ -5,7 +5,8 @@
  * stderr as progress. Exit 1 when any file system failed, 2 for bad settings or no Region/credentials.
  */
 import type { Command } from 'commander';
-import { parseWholeNumber, UsageError } from '../args';
+import { parseWholeNumber } from '../args';
+import { UsageError } from '../../core/common';
 import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
 import type { RegisterCommand } from '../command';
 import { printJson } from '../output';

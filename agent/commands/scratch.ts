@@ -3,7 +3,8 @@
  * core/scratch; this file reads flags, IMDS and agent.json, wires signals, and prints.
  */
 import { Command, Option } from 'commander';
-import { EXIT_IN_USE, EXIT_USAGE, parsePositive, parseWholeNumber, UsageError } from '../args';
+import { parsePositive, parseWholeNumber } from '../args';
+import { EXIT_STATUS, UsageError } from '../../core/common';
 import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
 import type { RegisterCommand } from '../command';
 import { OutputFile, printJson } from '../output';
@@ -225,7 +226,7 @@ async function run(command: string[], opts: RunOptions): Promise<number> {
     const verdict = burstCreditPreflight(flags.expectedIoBytes, opts.strict ?? false);
     if (verdict.status === 'refuse') {
       say(`refusing (--strict): ${verdict.message}`);
-      return EXIT_USAGE;
+      return EXIT_STATUS.usage;
     }
     say(verdict.status === 'warn' ? `WARNING: ${verdict.message}` : verdict.message);
   }
@@ -253,7 +254,7 @@ async function run(command: string[], opts: RunOptions): Promise<number> {
       if (!(err instanceof ScratchInUseError)) throw err;
       const hint = flags.waitLockSeconds === 0 ? '; --wait-lock[=SECONDS] waits for it instead' : '';
       say(stop.signal.aborted ? `stopped while waiting: ${err.message}` : `refusing: ${err.message}${hint}`);
-      return EXIT_IN_USE;
+      return EXIT_STATUS.inUse;
     }
     const identity = await readIdentity(stop.signal);
     if (identity === undefined) return 1;
@@ -389,7 +390,7 @@ async function remove(fileSystemId: string, opts: OperatorOptions): Promise<numb
         ownerInstanceId,
       });
     }
-    return EXIT_IN_USE;
+    return EXIT_STATUS.inUse;
   }
   if (opts.json) printJson({ fileSystemId, ...outcome });
   switch (outcome.status) {
@@ -418,7 +419,7 @@ function action<A extends unknown[]>(ctx: { exitCode: number }, fn: (...args: A)
         err instanceof UsageError
       ) {
         say(err.message);
-        ctx.exitCode = EXIT_USAGE;
+        ctx.exitCode = EXIT_STATUS.usage;
         return;
       }
       throw err;

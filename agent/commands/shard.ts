@@ -3,7 +3,8 @@
  * `mountfleet shard verify` reads them back and checks the round trip. Logic in core/shard.
  */
 import { Option } from 'commander';
-import { parsePositive, parseWholeNumber, UsageError } from '../args';
+import { parsePositive, parseWholeNumber } from '../args';
+import { UsageError } from '../../core/common';
 import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
 import type { RegisterCommand } from '../command';
 import { printJson } from '../output';

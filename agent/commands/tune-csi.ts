@@ -4,7 +4,7 @@
  * manifests themselves. Volumes come from --bucket (one volume) or from the agent config's mounts.
  */
 import { Option, type Command } from 'commander';
-import { UsageError } from '../args';
+import { UsageError } from '../../core/common';
 import {
   AZ_ID_PATTERN,
   BUCKET_NAME_PATTERN,

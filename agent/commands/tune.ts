@@ -1,6 +1,7 @@
 /** `mountfleet tune --instance-type T [--json]`: the Mountpoint settings the agent would choose, and why. */
 import { existsSync } from 'node:fs';
-import { parseWholeNumber, UsageError } from '../args';
+import { parseWholeNumber } from '../args';
+import { UsageError } from '../../core/common';
 import { AwsSetupError, profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
 import type { RegisterCommand } from '../command';
 import { printJson } from '../output';

@@ -6,7 +6,7 @@
  * completes the hook. The work lives in core/mountpoint.
  */
 import { existsSync } from 'node:fs';
-import { EXIT_IN_USE, UsageError } from '../args';
+import { EXIT_STATUS, UsageError } from '../../core/common';
 import type { RegisterCommand } from '../command';
 import { autoScalingClient, ec2Client, s3ExpressClient } from '../../core/aws';
 import { systemClock } from '../../core/common';
@@ -58,7 +58,7 @@ export const register: RegisterCommand = (program, ctx) => {
       } catch (err) {
         if (!(err instanceof AgentRunDirBusy)) throw err;
         process.stderr.write(`mountfleet up: refusing: ${err.message}\n`);
-        ctx.exitCode = EXIT_IN_USE;
+        ctx.exitCode = EXIT_STATUS.inUse;
         return;
       }
       if (opts.install) {

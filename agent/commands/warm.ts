@@ -3,9 +3,10 @@
  * local cache of this instance; the shared Express cache of the whole zone). Logic in core/measure/warm.ts.
  */
 import { resolve } from 'node:path';
-import { parseWholeNumber, UsageError } from '../args';
+import { parseWholeNumber } from '../args';
+import { EXIT_STATUS, UsageError } from '../../core/common';
 import type { RegisterCommand } from '../command';
-import { EXIT_INTERRUPTED, interruptible } from '../interrupt';
+import { interruptible } from '../stop-signals';
 import { printJson, s3Phrase } from '../output';
 import { agentS3Counter, s3CountBetween } from '../../core/agent';
 import { agentPaths } from '../../core/contract';
@@ -159,6 +160,6 @@ export const register: RegisterCommand = (program, ctx) => {
             '\n',
         );
       }
-      ctx.exitCode = !result.complete ? EXIT_INTERRUPTED : result.failed.length > 0 ? 1 : 0;
+      ctx.exitCode = !result.complete ? EXIT_STATUS.interrupted : result.failed.length > 0 ? 1 : 0;
     });
 };

@@ -21,3 +21,49 @@ export async function undefinedIfNotFound<T>(
     throw err;
   }
 }
+
+/** Exit statuses of the `mountfleet` command, shell-style. */
+export const EXIT_STATUS = {
+  /** A runtime failure. */
+  failure: 1,
+  /** A bad command line or config (flag, value, agent.json field): nothing was done. */
+  usage: 2,
+  /** Another run holds what this one needs (a job id, a path, a run dir, a live run's scratch): EX_TEMPFAIL. */
+  inUse: 75,
+  /** Stopped by SIGINT or SIGTERM after reporting what was done (128 + SIGINT's 2). */
+  interrupted: 130,
+} as const;
+
+/**
+ * An error that says how the command should end: the CLI prints its message as one line and exits with
+ * `exitStatus` (agent/cli.ts maps every error once, here). Anything else thrown is a failure (1).
+ */
+export class MountfleetError extends Error {
+  override readonly name: string = 'MountfleetError';
+
+  constructor(
+    message: string,
+    readonly exitStatus: number,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/** A bad command line or config value: the message names the flag or field and the fix (exit 2). */
+export class UsageError extends MountfleetError {
+  override readonly name: string = 'UsageError';
+
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, EXIT_STATUS.usage, options);
+  }
+}
+
+/** Another run holds what this one needs; the message names the holder (exit 75). */
+export class InUseError extends MountfleetError {
+  override readonly name: string = 'InUseError';
+
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, EXIT_STATUS.inUse, options);
+  }
+}

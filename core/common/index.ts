@@ -1,6 +1,15 @@
 export { abortAfter } from './abort';
 export { type Clock, backoffDelay, systemClock } from './clock';
-export { errorName, errorText, undefinedIfNotFound } from './errors';
+export { appendEmfLine, emfLine, type EmfLine, type EmfMetric } from './emf';
+export {
+  EXIT_STATUS,
+  InUseError,
+  MountfleetError,
+  UsageError,
+  errorName,
+  errorText,
+  undefinedIfNotFound,
+} from './errors';
 export { withoutTrailingSlash } from './path-text';
 export {
   GIB,
@@ -19,3 +28,4 @@ export {
   wholeNumberFromText,
   wholeNumberRule,
 } from './whole-number';
+export { PollTimeout, pollUntil, type PollOptions, type PollResult } from './wait';

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { withoutTrailingSlash } from '../common';
+import { UsageError, withoutTrailingSlash } from '../common';
 import { checkMountPath, checkMountPrefix } from './mount-path-rules';
 import { FLEET_ID_PATTERN } from './tags';
 
@@ -190,7 +190,7 @@ export const agentConfigSchema = z
 export type AgentConfig = z.infer<typeof agentConfigSchema>;
 export type AgentConfigInput = z.input<typeof agentConfigSchema>;
 
-export class ConfigError extends Error {
+export class ConfigError extends UsageError {
   override readonly name = 'ConfigError';
 }
 

@@ -1,4 +1,5 @@
-import { parsePositive, parseWholeNumber, UsageError } from '../../agent/args';
+import { parsePositive, parseWholeNumber } from '../../agent/args';
+import { UsageError } from '../../core/common';
 import { parseDuration } from '../../core/common/units';
 
 describe('parseWholeNumber', () => {

@@ -16,7 +16,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { UsageError } from '../../agent/args';
+import { UsageError } from '../../core/common';
 import { OutputFile } from '../../agent/output';
 
 let dir: string;
