@@ -3,7 +3,7 @@
  * the longest functions, exported names and those nothing else imports, command files over 200 lines and
  * cycles between core/ folders. Reads the sources with the TypeScript compiler; runs nothing.
  *
- *   npx tsx scripts/code-figures.ts [--json]
+ *   npx tsx scripts/code-figures.ts [--json] [--unused]
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -164,7 +164,7 @@ function figures() {
       .map((f) => `${f.path} (${f.lines})`),
     coreExports: exported.length,
     coreExportsNothingImports: unused.length,
-    unusedExamples: unused.slice(0, 20).map((u) => `${u.file}: ${u.name}`),
+    unused: unused.map((u) => `${u.file}: ${u.name}`),
     coreFolderCycles: cycles.map((c) => c.join(' <-> ')),
   };
 }
@@ -183,4 +183,5 @@ else {
     `names exported from core/: ${result.coreExports}; imported by no other file: ${result.coreExportsNothingImports}`,
   );
   w(`cycles between core/ folders: ${result.coreFolderCycles.join(', ') || 'none'}`);
+  if (process.argv.includes('--unused')) for (const u of result.unused) w(`  unused: ${u}`);
 }
