@@ -1,14 +1,14 @@
 /**
  * Static PersistentVolume + PersistentVolumeClaim pairs for the Mountpoint S3 CSI driver v2, tuned by the
- * agent's own rules (planMounts) for the node group's instance type, as plain objects: the construct hands
+ * agent's own rules (tuneMounts) for the node group's instance type, as plain objects: the construct hands
  * them to `cluster.addManifest`, `mountfleet tune --csi` prints them. One pair per volume, or one per zone
  * ID for a volume with the Express cache, pinned to that zone's nodes.
  */
 import {
   cacheUsesExpress,
   cacheUsesLocal,
+  checkMountPrefix,
   defaultCachePolicy,
-  parseAgentConfig,
   type CachePolicy,
 } from '../contract';
 import { planCacheVolumeForType } from './cache-volume';
@@ -22,7 +22,8 @@ import {
   type CsiProblem,
 } from './csi-validation';
 import type { InstanceTypeFacts } from './instance-facts';
-import { planMounts } from './plan-mounts';
+import { tuneMounts } from './plan-mounts';
+import type { MountPlan, MountSettings } from './plan-types';
 
 export const CSI_DRIVER = 's3.csi.aws.com';
 export const CSI_ADDON_NAME = 'aws-mountpoint-s3-csi-driver';
@@ -95,6 +96,9 @@ export function csiInputProblems(input: CsiPlanInput): CsiProblem[] {
     const at = `volumes[${i}]`;
     const name = kubernetesNameProblem(v.name, 'subdomain');
     if (name) problems.push({ field: `${at}.name`, problem: name, fix: 'for example "imagenet"' });
+    const prefix = checkMountPrefix(v.prefix ?? '');
+    if (prefix)
+      problems.push({ field: `${at}.prefix`, problem: prefix, fix: 'for example "datasets/imagenet/"' });
     if (v.access === 'read-write' && !v.prefix)
       problems.push({
         field: `${at}.prefix`,
@@ -136,79 +140,92 @@ export function csiCachePolicy(
 }
 
 /**
- * The claims for `input` (call csiInputProblems first). The tuned flags come from planMounts with one
- * single-process mount per volume (every volume mounted on each node), then go into the driver's syntax:
- * no `--`, `key value`, sorted, so every render of a volume is the same option set (MP Pod sharing).
+ * The claims for `input` (call csiInputProblems first). The tuned flags come from the tuner with one
+ * single-process mount per volume (every volume mounted on each node; no Express bucket on the host, since
+ * the driver runs one process, so no failover pair: a zone's bucket is added to its claim here), then go
+ * into the driver's syntax: no `--`, `key value`, sorted, so every render of a volume is the same option
+ * set (MP Pod sharing).
  */
 export function planCsiClaims(input: CsiPlanInput): CsiClaim[] {
   const version = input.mountpointVersion ?? CSI_DEFAULT_MOUNTPOINT_VERSION;
-  // Literal stand-ins where the agent's schema wants them: bucket and region are set per volume below.
   const caches = input.volumes.map((v) => csiCachePolicy(v, input.expressBuckets));
-  const config = parseAgentConfig({
-    version: 1,
-    fleetId: 'eks',
-    region: 'us-east-1',
-    mounts: input.volumes.map((v, i) => ({
-      bucket: 'csi-volume',
-      prefix: v.prefix ?? '',
-      path: `/mnt/volume-${i}`,
-      access: v.access ?? 'read-only',
-      dataset: v.dataset ?? 'mutable',
-      // No failover pair on EKS (the driver runs one process): the local cache and TTL rules only.
-      cache: cacheUsesLocal(caches[i]) ? 'local' : caches[i] === 'none' ? 'none' : 'metadata',
-    })),
-    mountpoint: { version },
-  });
-  const plan = planMounts({
-    config,
-    instance: input.instance,
-    memory: { totalMiB: input.instance.memoryMiB, source: `${input.instance.source} MemoryInfo` },
-    cacheVolume: planCacheVolumeForType(input.instance, input.rootFreeGiB),
-  });
-  return input.volumes.flatMap((v, i) => {
-    const [main] = plan.mounts[i].processes;
-    const localMiB = main.options.maxCacheSizeMiB;
-    const attributes: Record<string, string> = {
-      bucketName: v.bucket,
-      ...(cacheUsesLocal(caches[i]) && (input.cacheSizeLimit ?? localMiB)
-        ? { cache: 'emptyDir', cacheEmptyDirSizeLimit: input.cacheSizeLimit ?? `${localMiB}Mi` }
-        : {}),
-      ...v.volumeAttributes,
+  const plan = tuneMounts(
+    {
+      instance: input.instance,
+      memory: { totalMiB: input.instance.memoryMiB, source: `${input.instance.source} MemoryInfo` },
+      cacheVolume: planCacheVolumeForType(input.instance, input.rootFreeGiB),
+      region: input.region,
+      mountpointVersion: version,
+    },
+    input.volumes.map((v, i) => csiMountSettings(v, caches[i])),
+  );
+  return input.volumes.flatMap((v, i) => volumeClaims(input, v, caches[i], plan.mounts[i], version));
+}
+
+/**
+ * A volume as the tuner reads a mount. The driver decides where the volume is mounted: the path only
+ * names the mount in the plan (nothing of it reaches the mount options).
+ */
+function csiMountSettings(v: CsiVolumeSpec, cache: CachePolicy): MountSettings {
+  return {
+    bucket: v.bucket,
+    prefix: v.prefix ?? '',
+    path: `/${v.name}`,
+    access: v.access ?? 'read-only',
+    dataset: v.dataset ?? 'mutable',
+    cache,
+  };
+}
+
+/** One volume's claims: one, one per zone with an Express bucket, and the fallback claim when asked for. */
+function volumeClaims(
+  input: CsiPlanInput,
+  v: CsiVolumeSpec,
+  cache: CachePolicy,
+  planned: MountPlan,
+  version: string,
+): CsiClaim[] {
+  const [main] = planned.processes;
+  const localMiB = main.options.maxCacheSizeMiB;
+  const attributes: Record<string, string> = {
+    bucketName: v.bucket,
+    ...(cacheUsesLocal(cache) && (input.cacheSizeLimit ?? localMiB)
+      ? { cache: 'emptyDir', cacheEmptyDirSizeLimit: input.cacheSizeLimit ?? `${localMiB}Mi` }
+      : {}),
+    ...v.volumeAttributes,
+  };
+  const optionsFor = (cacheXzBucket?: string) =>
+    driverOptions(
+      {
+        ...main.options,
+        // Set by the driver (cache volume attributes) or meaningless in the Mountpoint Pod.
+        cacheDirectory: undefined,
+        maxCacheSizeMiB: undefined,
+        bind: [],
+        otlpEndpoint: undefined,
+        ...(cacheXzBucket ? { cacheXzBucket } : {}),
+      },
+      version,
+      v.mountOptions ?? [],
+    );
+  const claim = (azId?: string, cacheXzBucket?: string, fallback = false): CsiClaim => {
+    const name = azId ? `${v.name}-${azId}` : fallback ? `${v.name}-direct` : v.name;
+    return {
+      volume: v.name,
+      ...(azId ? { azId } : {}),
+      ...(fallback ? { fallback } : {}),
+      persistentVolumeName: name,
+      claimName: name,
+      mountOptions: optionsFor(cacheXzBucket),
+      volumeAttributes: attributes,
+      readOnly: main.options.readOnly === true,
     };
-    const optionsFor = (cacheXzBucket?: string) =>
-      driverOptions(
-        {
-          ...main.options,
-          region: input.region,
-          // Set by the driver (cache volume attributes) or meaningless in the Mountpoint Pod.
-          cacheDirectory: undefined,
-          maxCacheSizeMiB: undefined,
-          bind: [],
-          otlpEndpoint: undefined,
-          ...(cacheXzBucket ? { cacheXzBucket } : {}),
-        },
-        version,
-        v.mountOptions ?? [],
-      );
-    const claim = (azId?: string, cacheXzBucket?: string, fallback = false): CsiClaim => {
-      const name = azId ? `${v.name}-${azId}` : fallback ? `${v.name}-direct` : v.name;
-      return {
-        volume: v.name,
-        ...(azId ? { azId } : {}),
-        ...(fallback ? { fallback } : {}),
-        persistentVolumeName: name,
-        claimName: name,
-        mountOptions: optionsFor(cacheXzBucket),
-        volumeAttributes: attributes,
-        readOnly: main.options.readOnly === true,
-      };
-    };
-    if (!cacheUsesExpress(caches[i])) return [claim()];
-    const zones = Object.entries(input.expressBuckets ?? {})
-      .sort(([a], [b]) => a.localeCompare(b))
-      .map(([azId, bucket]) => claim(azId, bucket));
-    return input.fallbackClaims ? [...zones, claim(undefined, undefined, true)] : zones;
-  });
+  };
+  if (!cacheUsesExpress(cache)) return [claim()];
+  const zones = Object.entries(input.expressBuckets ?? {})
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([azId, bucket]) => claim(azId, bucket));
+  return input.fallbackClaims ? [...zones, claim(undefined, undefined, true)] : zones;
 }
 
 /** Tuned flags in the driver's syntax, the user's options replacing tuned ones of the same key; sorted. */

@@ -7,7 +7,6 @@ import {
   cacheUsesExpress,
   cacheUsesLocal,
   mountReplacesObjects,
-  type MountConfig,
   OTLP_ENDPOINT,
   OTLP_EXPORT_INTERVAL_SECONDS,
   relayProcessEndpoint,
@@ -18,7 +17,7 @@ import {
   type MountpointOptions,
   type RenderedFlag,
 } from './command-line';
-import type { Decision, MountPlan, ProcessPlan, ProcessRole, TuningInput } from './plan-types';
+import type { Decision, MountPlan, MountSettings, ProcessPlan, ProcessRole, TuningHost } from './plan-types';
 
 /** TTL for mutable datasets with a data cache: Mountpoint's own default with --cache, stated explicitly. */
 export const MUTABLE_METADATA_TTL_SECONDS = 60;
@@ -47,21 +46,19 @@ export interface SharedSettings {
 }
 
 /** A mount gets the two-process failover pair when it wants the Express cache and the zone has a bucket. */
-export function failoverFor(input: TuningInput, mount: MountConfig): boolean {
-  return (
-    cacheUsesExpress(mount.cache) && Boolean(input.azId && input.config.expressCache?.buckets[input.azId])
-  );
+export function failoverFor(host: TuningHost, mount: MountSettings): boolean {
+  return cacheUsesExpress(mount.cache) && Boolean(host.expressBucket);
 }
 
 /** One mount's settings, each with its reason, and the processes that serve it. */
 export function planMount(
-  input: TuningInput,
-  mount: MountConfig,
+  host: TuningHost,
+  mount: MountSettings,
   name: string,
   shared: SharedSettings,
 ): MountPlan {
-  const expressBucket = input.azId ? input.config.expressCache?.buckets[input.azId] : undefined;
-  const failover = failoverFor(input, mount);
+  const expressBucket = host.expressBucket;
+  const failover = failoverFor(host, mount);
   const ttl = metadataTtlFor(mount);
   const localMiB = cacheUsesLocal(mount.cache) ? shared.localShareMiB : 0;
   const decisions: Decision[] = [
@@ -69,22 +66,22 @@ export function planMount(
     ALLOW_OTHER_DECISION,
     metadataTtlDecision(mount, ttl),
     localCacheDecision(mount, localMiB, shared.localMounts, failover),
-    expressCacheDecision(input, mount, failover, expressBucket),
+    expressCacheDecision(host, mount, failover),
   ];
   if (failover) decisions.push(EXPRESS_ATTEMPTS_DECISION);
-  const processes = mountProcesses(input, {
+  const processes = mountProcesses(host, {
     name,
     mount,
     shared,
     localMiB,
-    base: baseOptions(input, mount, shared, ttl),
+    base: baseOptions(host, mount, shared, ttl),
     expressBucket: failover ? expressBucket : undefined,
   });
   return { name, mount, failover, ...(failover ? { expressBucket } : {}), processes, decisions };
 }
 
 /** What the mount may do to objects: nothing (read-only), add new ones, or also replace and delete them. */
-function accessDecision(mount: MountConfig): Decision {
+function accessDecision(mount: MountSettings): Decision {
   const readOnly = mount.access === 'read-only';
   const replaces = mountReplacesObjects(mount.access, mount.dataset);
   return {
@@ -111,12 +108,12 @@ const ALLOW_OTHER_DECISION: Decision = {
 };
 
 /** How long metadata is trusted: re-checked on every open without a cache, a minute if mutable, else for ever. */
-function metadataTtlFor(mount: MountConfig): MetadataTtl {
+function metadataTtlFor(mount: MountSettings): MetadataTtl {
   if (mount.cache === 'none') return 'minimal';
   return mount.dataset === 'mutable' ? MUTABLE_METADATA_TTL_SECONDS : 'indefinite';
 }
 
-function metadataTtlDecision(mount: MountConfig, ttl: MetadataTtl): Decision {
+function metadataTtlDecision(mount: MountSettings, ttl: MetadataTtl): Decision {
   return {
     setting: '--metadata-ttl',
     value: String(ttl),
@@ -131,7 +128,7 @@ function metadataTtlDecision(mount: MountConfig, ttl: MetadataTtl): Decision {
 }
 
 function localCacheDecision(
-  mount: MountConfig,
+  mount: MountSettings,
   localMiB: number,
   localMounts: number,
   failover: boolean,
@@ -151,23 +148,19 @@ function localCacheDecision(
   };
 }
 
-function expressCacheDecision(
-  input: TuningInput,
-  mount: MountConfig,
-  failover: boolean,
-  expressBucket: string | undefined,
-): Decision {
+function expressCacheDecision(host: TuningHost, mount: MountSettings, failover: boolean): Decision {
+  const { azId, expressBucket, expressProbe } = host;
   return {
     setting: '--cache-xz',
     value: failover ? expressBucket! : '(not set)',
     reason: !cacheUsesExpress(mount.cache)
       ? `cache policy ${mount.cache}: no shared cache`
       : !expressBucket
-        ? `no Express bucket configured for zone ${input.azId ?? '(unknown)'}`
-        : input.expressProbe && !input.expressProbe.healthy
-          ? `zone bucket failed the pre-mount probe (${input.expressProbe.detail}): start on the cache-less standby, switch when it recovers`
+        ? `no Express bucket configured for zone ${azId ?? '(unknown)'}`
+        : expressProbe && !expressProbe.healthy
+          ? `zone bucket failed the pre-mount probe (${expressProbe.detail}): start on the cache-less standby, switch when it recovers`
           : 'the zone bucket, on a primary process; a cache-less standby takes new opens within seconds if the zone goes dark',
-    fact: `agent.json expressCache.buckets[${input.azId ?? '?'}]; reference: --cache-xz (1.11.0), a mount started while the zone is down fails after 30 s`,
+    fact: `agent.json expressCache.buckets[${azId ?? '?'}]; reference: --cache-xz (1.11.0), a mount started while the zone is down fails after 30 s`,
   };
 }
 
@@ -180,11 +173,11 @@ const EXPRESS_ATTEMPTS_DECISION: Decision = {
 };
 
 /** The options every process of the mount shares. */
-function baseOptions(input: TuningInput, mount: MountConfig, shared: SharedSettings, ttl: MetadataTtl) {
+function baseOptions(host: TuningHost, mount: MountSettings, shared: SharedSettings, ttl: MetadataTtl) {
   const replaces = mountReplacesObjects(mount.access, mount.dataset);
   return {
     bucket: mount.bucket,
-    region: input.config.region,
+    region: host.region,
     ...(mount.expectedBucketOwner ? { expectedBucketOwner: mount.expectedBucketOwner } : {}),
     ...(mount.prefix ? { prefix: mount.prefix } : {}),
     readOnly: mount.access === 'read-only',
@@ -205,10 +198,10 @@ function baseOptions(input: TuningInput, mount: MountConfig, shared: SharedSetti
  * PRIMARY_CACHE_SHARE to the primary.
  */
 function mountProcesses(
-  input: TuningInput,
+  host: TuningHost,
   m: {
     readonly name: string;
-    readonly mount: MountConfig;
+    readonly mount: MountSettings;
     readonly shared: SharedSettings;
     readonly localMiB: number;
     readonly base: Omit<MountpointOptions, 'mountPoint'>;
@@ -216,8 +209,8 @@ function mountProcesses(
     readonly expressBucket?: string;
   },
 ): ProcessPlan[] {
-  const { cacheVolume } = input;
-  const version = input.config.mountpoint.version;
+  const { cacheVolume } = host;
+  const version = host.mountpointVersion;
   const processes: ProcessPlan[] = [];
   const make = (role: ProcessRole, mountPoint: string, extra: Partial<MountpointOptions>, env = {}) => {
     const cacheDirectory =

@@ -1,10 +1,11 @@
 /**
- * Turns facts (instance type, memory, cache volume, zone, interfaces) and the agent config into one
- * Mountpoint command line per mount process, with the reason for every setting. Pure: `tune` prints it,
- * `up` runs it. The steps: the host's (tuning-host.ts: network, memory, cache volume, metrics), then each
- * mount's (tuning-mount.ts: access, metadata TTL, local and Express cache, processes).
+ * The tuner: the host it plans for (instance type, memory, cache volume, zone, interfaces, Mountpoint
+ * release) and each mount's own settings in, one Mountpoint command line per mount process out, with the
+ * reason for every setting. Pure: `tune` prints it, `up` runs it, the EKS volumes render it. The steps: the
+ * host's (host-profile.ts: network, memory, cache volume, metrics), then each mount's (mount-profile.ts:
+ * access, metadata TTL, local and Express cache, processes). planMounts is the same for an agent.json.
  */
-import { cacheUsesLocal, METRICS_RELAY_ENDPOINT, DEFAULT_RUN_DIR } from '../contract';
+import { type AgentConfig, cacheUsesLocal, METRICS_RELAY_ENDPOINT, DEFAULT_RUN_DIR } from '../contract';
 import type { RenderedFlag } from './command-line';
 import {
   cacheVolumeDecision,
@@ -14,9 +15,17 @@ import {
   planNetwork,
 } from './host-profile';
 import { failoverFor, planMount } from './mount-profile';
-import type { TuningInput, TuningPlan } from './plan-types';
+import type { MountSettings, TuningHost, TuningPlan } from './plan-types';
 
-export type { Decision, MountPlan, ProcessPlan, ProcessRole, TuningInput, TuningPlan } from './plan-types';
+export type {
+  Decision,
+  MountPlan,
+  MountSettings,
+  ProcessPlan,
+  ProcessRole,
+  TuningHost,
+  TuningPlan,
+} from './plan-types';
 
 /** /mnt/data/train → mnt-data-train; a numeric suffix separates paths that would collide. */
 export function mountNames(paths: readonly string[]): string[] {
@@ -34,15 +43,13 @@ export function mountNames(paths: readonly string[]): string[] {
 }
 
 /** The whole plan: the host-wide settings first (every mount shares them), then each mount's. */
-export function planMounts(input: TuningInput): TuningPlan {
-  const { config, instance, memory, cacheVolume } = input;
-  const mounts = config.mounts;
-
-  const metricsRelay = input.metricsRelay === undefined ? METRICS_RELAY_ENDPOINT : input.metricsRelay;
-  const network = planNetwork(instance, input.interfaces, mounts.length);
-  const processCount = mounts.reduce((n, m) => n + (failoverFor(input, m) ? 2 : 1), 0);
+export function tuneMounts(host: TuningHost, mounts: readonly MountSettings[]): TuningPlan {
+  const { instance, memory, cacheVolume } = host;
+  const metricsRelay = host.metricsRelay === undefined ? METRICS_RELAY_ENDPOINT : host.metricsRelay;
+  const network = planNetwork(instance, host.interfaces, mounts.length);
+  const processCount = mounts.reduce((n, m) => n + (failoverFor(host, m) ? 2 : 1), 0);
   const mem = memoryTargetFor(network.perMountGbps, memory.totalMiB, processCount);
-  const host = [
+  const decisions = [
     ...network.decisions,
     ...(processCount > 0 ? [memoryDecision(mem, memory, processCount)] : []),
     cacheVolumeDecision(instance, cacheVolume),
@@ -60,19 +67,39 @@ export function planMounts(input: TuningInput): TuningPlan {
       cacheVolume.kind === 'none' || localMounts === 0
         ? 0
         : Math.floor(cacheVolume.capacityMiB / localMounts),
-    runDir: input.runDir ?? DEFAULT_RUN_DIR,
+    runDir: host.runDir ?? DEFAULT_RUN_DIR,
     metricsRelay,
     omitted,
   };
   const names = mountNames(mounts.map((m) => m.path));
-  const planned = mounts.map((mount, i) => planMount(input, mount, names[i], shared));
+  const planned = mounts.map((mount, i) => planMount(host, mount, names[i], shared));
 
   return {
-    mountpointVersion: config.mountpoint.version,
+    mountpointVersion: host.mountpointVersion,
     instanceType: instance.instanceType,
-    host,
+    host: decisions,
     cacheVolume,
     mounts: planned,
     omittedFlags: [...omitted].map(([flag, since]) => ({ flag, since })),
   };
+}
+
+/** The host as the agent knows it, with the agent config that holds the mounts, Region and release. */
+export interface TuningInput extends Omit<TuningHost, 'region' | 'mountpointVersion' | 'expressBucket'> {
+  readonly config: AgentConfig;
+}
+
+/** tuneMounts for an agent.json: its mounts, its Region, its Mountpoint release and this zone's Express bucket. */
+export function planMounts(input: TuningInput): TuningPlan {
+  const { config, ...host } = input;
+  const expressBucket = host.azId ? config.expressCache?.buckets[host.azId] : undefined;
+  return tuneMounts(
+    {
+      ...host,
+      region: config.region,
+      mountpointVersion: config.mountpoint.version,
+      ...(expressBucket ? { expressBucket } : {}),
+    },
+    config.mounts,
+  );
 }

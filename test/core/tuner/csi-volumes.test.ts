@@ -263,6 +263,7 @@ describe('what the driver refuses is refused before rendering', () => {
     ['dashes', { mountOptions: ['--uid 1000'] }, /starts with "-".*"uid 1000"/],
     ['cache option', { mountOptions: ['cache /tmp/x'] }, /volumeAttributes\.cache/],
     ['read-write without prefix', { access: 'read-write' }, /prefix: a read-write volume needs a prefix/],
+    ['prefix without its slash', { prefix: 'datasets' }, /prefix: must be empty or end in "\/"/],
     ['bad name', { name: 'Data_1' }, /name: "Data_1" is not a DNS-1123 subdomain/],
     [
       'express without buckets',

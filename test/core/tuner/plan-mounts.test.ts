@@ -5,7 +5,7 @@ import { INSTANCE_TYPE_ROWS } from '../../../core/tuner/instance-type-table';
 import { UnknownInstanceTypeError } from '../../../core/instance/instance-type-lookup';
 import { FALLBACK_INSTANCE_TYPES } from '../../../core/tuner/instance-facts';
 import { formatTuneReport, tuneForInstanceType, type TuneReport } from '../../../core/instance/tune-report';
-import { planMounts } from '../../../core/tuner/plan-mounts';
+import { planMounts, tuneMounts } from '../../../core/tuner/plan-mounts';
 import {
   MAX_DATA_BUFFERS_MIB,
   memoryTargetFor,
@@ -267,4 +267,52 @@ test('a mount with an expected bucket owner passes it to Mountpoint, a flag 1.24
   const [owned, other] = report.plan.mounts.map((m) => m.processes[0].args);
   expect(flagValue(owned, '--expected-bucket-owner')).toBe('123456789012');
   expect(other).not.toContain('--expected-bucket-owner');
+});
+
+describe('the tuner takes the host and each mount; planMounts is the same for an agent.json', () => {
+  const config = parseAgentConfig({
+    version: 1,
+    fleetId: 'f',
+    region: 'eu-west-1',
+    mounts: [
+      { bucket: 'my-datasets', path: '/mnt/a', cache: 'local+express' },
+      { bucket: 'my-datasets', path: '/mnt/b', cache: 'local' },
+    ],
+    expressCache: { buckets: { 'euw1-az1': 'cache--euw1-az1--x-s3' } },
+    mountpoint: { version: '1.21.0' },
+  });
+  const instance = FALLBACK_INSTANCE_TYPES.get('m6i.large')!;
+  const facts = {
+    instance,
+    memory: { totalMiB: instance.memoryMiB, source: 'test' },
+    cacheVolume: { kind: 'root', directory: '/var/cache/mountfleet', capacityMiB: 4096, reason: 'test' },
+  } as const;
+
+  test("the config's Region, release and this zone's Express bucket are all the tuner reads of it", () => {
+    const fromConfig = planMounts({ ...facts, config, azId: 'euw1-az1' });
+    const direct = tuneMounts(
+      {
+        ...facts,
+        azId: 'euw1-az1',
+        region: 'eu-west-1',
+        mountpointVersion: '1.21.0',
+        expressBucket: 'cache--euw1-az1--x-s3',
+      },
+      config.mounts,
+    );
+    expect(fromConfig).toEqual(direct);
+    expect(direct.mounts.map((m) => m.failover)).toEqual([true, false]);
+    expect(direct.omittedFlags).toEqual([{ flag: '--memory-target', since: '1.24.0' }]);
+    expect(flagValue(direct.mounts[1].processes[0].args, '--region')).toBe('eu-west-1');
+  });
+
+  test('a zone without a bucket, or no zone at all, gives no Express bucket and no failover pair', () => {
+    for (const azId of ['euw1-az2', undefined]) {
+      const plan = planMounts({ ...facts, config, ...(azId ? { azId } : {}) });
+      expect(plan.mounts.map((m) => m.failover)).toEqual([false, false]);
+      expect(plan.mounts[0].decisions.find((d) => d.setting === '--cache-xz')?.reason).toBe(
+        `no Express bucket configured for zone ${azId ?? '(unknown)'}`,
+      );
+    }
+  });
 });
