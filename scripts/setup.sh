@@ -12,6 +12,8 @@ KUBERNETES_VALIDATE_VERSION=1.37.0
 log() { printf '[setup] %s\n' "$*" >&2; }
 # shellcheck source=scripts/lib/apt.sh
 source scripts/lib/apt.sh
+# shellcheck source=scripts/lib/node.sh
+source scripts/lib/node.sh
 
 # apt packages: fuse3 (fusermount3 for the FUSE stand-ins and real mount tests), gnupg (signature checks),
 # util-linux (setpriv/unshare), python3-venv; libfuse3-dev pkg-config cmake libclang-dev build the
@@ -48,6 +50,9 @@ if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules
     npm ci --no-audit --no-fund --loglevel=error
   fi
 fi
+
+# The Node.js the tests and the demo run on (scripts/lib/node.sh).
+install_project_node
 
 # moto (the AWS emulator), cfn-lint and kubernetes-validate in a project-local virtualenv.
 stamp=".venv/.mountfleet-${MOTO_VERSION}-${CFN_LINT_VERSION}-${KUBERNETES_VALIDATE_VERSION}"
