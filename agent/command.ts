@@ -10,4 +10,5 @@ export interface CliContext {
   exitCode: number;
 }
 
+/** Adds a command to `program`, or a subcommand to its parent command (`bench latency` to `bench`). */
 export type RegisterCommand = (program: Command, ctx: CliContext) => void;

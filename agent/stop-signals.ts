@@ -34,6 +34,19 @@ export function stopOnSignals(say?: (name: StopSignalName, first: boolean) => vo
 }
 
 /**
+ * As stopOnSignals, but the handlers go at the first signal (after `say` is told it): a second SIGINT or
+ * SIGTERM ends the process as usual, which stops a stop that hangs.
+ */
+export function stopOnFirstSignal(say?: (name: StopSignalName) => void): StopSignals {
+  const stops: StopSignals = stopOnSignals((name, first) => {
+    if (!first) return;
+    say?.(name);
+    stops.dispose();
+  });
+  return stops;
+}
+
+/**
  * Runs `body` with a signal that the first SIGINT or SIGTERM aborts, after writing `message` to stderr; the
  * handlers go then (or when `body` settles), so a second Ctrl-C ends the process as usual. For commands that
  * report what they measured before they stop.
@@ -42,10 +55,7 @@ export async function interruptible<T>(
   message: string,
   body: (signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
-  const stops: StopSignals = stopOnSignals(() => {
-    process.stderr.write(`${message}\n`);
-    stops.dispose();
-  });
+  const stops = stopOnFirstSignal(() => process.stderr.write(`${message}\n`));
   try {
     return await body(stops.signal);
   } finally {

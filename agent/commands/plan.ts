@@ -1,29 +1,17 @@
 /**
  * `mountfleet plan`: burst credit and cost of a scratch workload on EFS One Zone (bursting, elastic)
- * versus EBS gp3. The model lives in core/plan; this file only reads flags and prints.
+ * versus EBS gp3. The model lives in core/plan (planWorkload); with `--against`, a run's summary is read and
+ * compared by core/scratch. This file only reads flags and prints.
  */
 import { Option } from 'commander';
+import { GIB, UsageError, parseBytes, parseDuration, parseMbps } from '../../core/common';
+import { PRESETS, PRICE_KEYS, planWorkload, renderPlan, type PlanRequest } from '../../core/plan';
+import { SummaryError, compareWithRun, readRunSummary, renderAgainst } from '../../core/scratch';
 import { parsePositive } from '../args';
-import { UsageError } from '../../core/common';
 import type { RegisterCommand } from '../command';
 import { printJson } from '../output';
-import {
-  renderPlan,
-  computePlan,
-  PRESETS,
-  PriceError,
-  PRICE_KEYS,
-  resolvePrices,
-  parseStep,
-  readWorkloadFile,
-  WorkloadError,
-  type InputSpec,
-  type Step,
-} from '../../core/plan';
-import { GIB, parseBytes, parseDuration, parseMbps, UnitError } from '../../core/common';
-import { compareWithRun, readRunSummary, renderAgainst, SummaryError } from '../../core/scratch';
 
-interface PlanOptions {
+interface PlanFlags {
   preset?: string;
   workload?: string;
   inputSize?: string;
@@ -80,50 +68,46 @@ export const register: RegisterCommand = (program) => {
         '  mountfleet plan --preset encode-ladder --input-size 30.12GiB --duration 30m --run-time 54m59s \\\n' +
         '    --region ap-northeast-1 --at-bitrate 50,147,503',
     )
-    .action((opts: PlanOptions) => {
-      try {
-        const fromFile = opts.workload ? readWorkloadFile(opts.workload) : undefined;
-        const input: InputSpec = {
-          ...fromFile?.input,
-          ...(opts.inputSize !== undefined
-            ? { gib: parsePositive('--input-size', opts.inputSize, parseBytes) / GIB }
-            : {}),
-          ...(opts.duration !== undefined
-            ? { durationSeconds: parsePositive('--duration', opts.duration, parseDuration) }
-            : {}),
-          ...(opts.bitrate !== undefined
-            ? { bitrateMbps: parsePositive('--bitrate', opts.bitrate, parseMbps) }
-            : {}),
-        };
-        const steps: Step[] = [
-          ...(opts.preset ? PRESETS[opts.preset].steps : []),
-          ...(fromFile?.steps ?? []),
-          ...opts.step.map(parseStep),
-        ];
-        const run = opts.against !== undefined ? readRunSummary(opts.against) : undefined;
-        const runSeconds =
-          opts.runTime !== undefined
-            ? parsePositive('--run-time', opts.runTime, parseDuration)
-            : (fromFile?.runSeconds ?? run?.seconds ?? undefined);
-        if (runSeconds === undefined) throw new WorkloadError('give the run time (--run-time), e.g. 55m');
-        const prices = resolvePrices({ region: opts.region, file: opts.prices, overrides: opts.price });
-        const atBitratesMbps = opts.atBitrate
-          ?.split(',')
-          .map((r) => parsePositive('--at-bitrate', r, parseMbps));
-        const plan = computePlan({ input, steps, runSeconds }, prices, { atBitratesMbps });
-        const against = run && compareWithRun(plan, run);
-        if (opts.json) printJson(against ? { ...plan, against } : plan);
-        else process.stdout.write(renderPlan(plan) + (against ? renderAgainst(against, opts.against!) : ''));
-      } catch (err) {
-        if (
-          err instanceof WorkloadError ||
-          err instanceof PriceError ||
-          err instanceof UnitError ||
-          err instanceof SummaryError
-        ) {
-          throw new UsageError(err.message);
-        }
-        throw err;
-      }
+    .action((flags: PlanFlags) => {
+      const request = planRequest(flags);
+      const run = flags.against !== undefined ? againstRun(flags.against) : undefined;
+      const plan = planWorkload({ ...request, measuredRunSeconds: run?.seconds ?? undefined });
+      const against = run && compareWithRun(plan, run);
+      if (flags.json) printJson(against ? { ...plan, against } : plan);
+      else process.stdout.write(renderPlan(plan) + (against ? renderAgainst(against, flags.against!) : ''));
     });
 };
+
+function planRequest(flags: PlanFlags): PlanRequest {
+  return {
+    preset: flags.preset,
+    workloadFile: flags.workload,
+    input: {
+      ...(flags.inputSize !== undefined
+        ? { gib: parsePositive('--input-size', flags.inputSize, parseBytes) / GIB }
+        : {}),
+      ...(flags.duration !== undefined
+        ? { durationSeconds: parsePositive('--duration', flags.duration, parseDuration) }
+        : {}),
+      ...(flags.bitrate !== undefined
+        ? { bitrateMbps: parsePositive('--bitrate', flags.bitrate, parseMbps) }
+        : {}),
+    },
+    steps: flags.step,
+    runSeconds:
+      flags.runTime !== undefined ? parsePositive('--run-time', flags.runTime, parseDuration) : undefined,
+    prices: { region: flags.region, file: flags.prices, overrides: flags.price },
+    atBitratesMbps: flags.atBitrate?.split(',').map((r) => parsePositive('--at-bitrate', r, parseMbps)),
+  };
+}
+
+/** The summary `--against` names (a file that is none is a usage error, naming the field). */
+function againstRun(file: string) {
+  try {
+    return readRunSummary(file);
+  } catch (err) {
+    // Until core/scratch's SummaryError carries its exit status itself.
+    if (err instanceof SummaryError) throw new UsageError(err.message);
+    throw err;
+  }
+}

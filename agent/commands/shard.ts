@@ -4,10 +4,11 @@
  */
 import { Option } from 'commander';
 import { parsePositive, parseWholeNumber } from '../args';
-import { UsageError } from '../../core/common';
+import { EXIT_STATUS, UsageError } from '../../core/common';
 import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
 import type { RegisterCommand } from '../command';
 import { printJson } from '../output';
+import { stopOnFirstSignal } from '../stop-signals';
 import { s3Client } from '../../core/aws';
 import { parseBytes } from '../../core/common';
 import { shardPrefix, verifyShards, type SourceCheck } from '../../core/shard';
@@ -77,13 +78,9 @@ export const register: RegisterCommand = (program, ctx) => {
 async function pack(flags: ShardFlags & { prefix: string }): Promise<number> {
   const targetBytes = parsePositive('--target-size', flags.targetSize, parseBytes);
   const concurrency = parseWholeNumber('--concurrency', flags.concurrency, { min: 1, max: 1024 });
-  const stop = new AbortController();
-  const onSignal = () => {
-    process.stderr.write('mountfleet shard: stopping; finished shards are kept, run again to resume\n');
-    stop.abort();
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  const stops = stopOnFirstSignal(() =>
+    process.stderr.write('mountfleet shard: stopping; finished shards are kept, run again to resume\n'),
+  );
   try {
     const result = await shardPrefix({
       s3: s3Client(),
@@ -93,7 +90,7 @@ async function pack(flags: ShardFlags & { prefix: string }): Promise<number> {
       destPrefix: asFolder(flags.destPrefix),
       targetBytes,
       concurrency,
-      signal: stop.signal,
+      signal: stops.signal,
       onShard: (s, done) =>
         process.stderr.write(
           `${s.key}: ${s.objects} objects, ${mib(s.bytes)} MiB ` +
@@ -111,11 +108,10 @@ async function pack(flags: ShardFlags & { prefix: string }): Promise<number> {
     }
     return 0;
   } catch (err) {
-    if (stop.signal.aborted) return 130;
+    if (stops.signal.aborted) return EXIT_STATUS.interrupted;
     throw err;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    stops.dispose();
   }
 }
 

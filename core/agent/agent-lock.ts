@@ -6,9 +6,11 @@
  * state file. The lock is held until the process ends, however it ends.
  */
 import { join } from 'node:path';
+import { InUseError } from '../common';
 import { makeDirectories, acquireLock, lockFileError } from '../system';
 
-export class AgentRunDirBusy extends Error {
+/** Another `mountfleet up` holds the run dir (exit 75); the message names it and what to do. */
+export class AgentRunDirBusy extends InUseError {
   override readonly name = 'AgentRunDirBusy';
 }
 
@@ -31,6 +33,6 @@ export async function holdAgentRunDir(runDir: string, configFile: string | undef
     // the holder is still writing its record
   }
   throw new AgentRunDirBusy(
-    `${runDir} is in use by ${who}: run \`mountfleet down\` first, or give this agent its own MOUNTFLEET_RUN_DIR`,
+    `refusing: ${runDir} is in use by ${who}: run \`mountfleet down\` first, or give this agent its own MOUNTFLEET_RUN_DIR`,
   );
 }

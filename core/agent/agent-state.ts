@@ -1,6 +1,7 @@
 /** The running agent's state file (`<run dir>/state.json`), read by `status` and `down`. */
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { EXIT_STATUS, MountfleetError } from '../common';
 import { processAlive, processStartTime } from '../system';
 import type { ProcessMetrics } from './mountpoint-counters';
 import { type ProcessRole } from '../tuner';
@@ -71,9 +72,13 @@ export function writeState(runDir: string, state: AgentState): void {
   renameSync(`${file}.tmp`, file); // readers never see half a file
 }
 
-/** The state file is unreadable: corrupt, hand-edited or from another program. */
-export class StateFileError extends Error {
+/** The state file is unreadable: corrupt, hand-edited or from another program (exit 1, naming the file). */
+export class StateFileError extends MountfleetError {
   override readonly name = 'StateFileError';
+
+  constructor(message: string) {
+    super(message, EXIT_STATUS.failure);
+  }
 }
 
 /**

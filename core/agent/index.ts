@@ -1,7 +1,5 @@
-export { AgentRunDirBusy, holdAgentRunDir } from './agent-lock';
-export { StateFileError, agentProcessStatus, readState, statePath } from './agent-state';
-export { installMountpoint } from './install-mountpoint';
-export { type AgentOptions, MountAgent } from './mount-agent';
+export { type AgentStopOutcome, agentStatus, stopAgent } from './agent-control';
+export { type AgentState } from './agent-state';
 export {
   type S3Count,
   type S3CountSource,
@@ -10,4 +8,4 @@ export {
   s3CountBetween,
 } from './mount-metrics-reading';
 export { type ProcessMetrics } from './mountpoint-counters';
-export { handleAutoScalingTermination } from './termination-hook';
+export { runAgent } from './run-agent';

@@ -26,6 +26,7 @@ import { MetricsRelay } from './metrics-relay';
 import { MountpointCounters } from './mountpoint-counters';
 import { statePath, writeState, type AgentState, type MountState } from './agent-state';
 import { appendMetric } from './switch-metric';
+import { jsonLines, type EventLog } from './event-log';
 import { PathSwitcher } from './path-switcher';
 import { renderCloudWatchAgentConfig, renderMountUnit, unitName } from './systemd-units';
 import { Supervisor } from './mountpoint-supervisor';
@@ -50,7 +51,7 @@ export interface AgentOptions {
   readonly run?: CommandRunner;
   readonly clock?: Clock;
   /** One structured event per call (JSON lines on stderr by default). */
-  readonly log?: (event: Record<string, unknown>) => void;
+  readonly log?: EventLog;
 }
 
 interface MountRuntime {
@@ -65,7 +66,7 @@ export class MountAgent {
   readonly plan: TuningPlan;
   private readonly run: CommandRunner;
   private readonly clock: Clock;
-  private readonly log: (event: Record<string, unknown>) => void;
+  private readonly log: EventLog;
   private readonly supervisor?: Supervisor;
   private readonly mounts: MountRuntime[];
   private readonly startedAt: string;
@@ -441,9 +442,6 @@ export class MountAgent {
 const MAX_UNKNOWN_PROCESSES = 32;
 
 /** The default event log: one JSON line per event on stderr. */
-const jsonLines = (e: Record<string, unknown>) =>
-  process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...e })}\n`);
-
 const pick = (r: ProbeResult) => ({ healthy: r.healthy, detail: r.detail, latencyMs: r.latencyMs });
 
 /** The metrics relay, listening; or why it is not (the processes then export straight to the CloudWatch agent). */

@@ -1,9 +1,10 @@
-export { type LatencyTarget, latencyCsv, measureLatency, sizesUpTo } from './latency';
-export { type MountCaches, SHARED_CACHE_MAX_OBJECT_BYTES, mountCaches } from './mount-caches';
+export { sizesUpTo } from './latency';
+export { type LatencyBenchRequest, runLatencyBench } from './latency-run';
 export { benchRead } from './read';
-export { benchS3Client } from './s3-clients';
-export { formatSize, latencySvg } from './svg';
-export { sparkline, timelineSvg } from './timeline';
-export { DataSetError, type SampleFormat, checkDirectory, findDataSet } from './train-data';
-export { type EpochResult, benchTrain } from './train';
-export { ManifestError, type WarmFile, type WarmProgress, filesToWarm, sizeFiles, warm } from './warm';
+export { formatSize } from './svg';
+export { sparkline } from './timeline';
+export { type EpochResult } from './train';
+export { type SampleFormat } from './train-data';
+export { type TrainBenchRequest, type TrainBenchStart, runTrainBench, trainChart } from './train-run';
+export { type WarmProgress } from './warm';
+export { type WarmReport, warmPath } from './warm-run';

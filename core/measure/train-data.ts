@@ -6,6 +6,7 @@ import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { extract } from 'tar-stream';
+import { UsageError } from '../common';
 import { listFilePaths } from './read';
 import { summaryKey, type ShardSummary } from '../shard';
 
@@ -31,9 +32,13 @@ export type DataSet =
       readonly samples: number;
     };
 
-/** The path holds no usable data set: bad input, reported before anything is read. */
-export class DataSetError extends Error {
+/** The path holds no usable data set: bad input, reported before anything is read (exit 2, naming --path). */
+export class DataSetError extends UsageError {
   override readonly name = 'DataSetError';
+
+  constructor(problem: string) {
+    super(`--path: ${problem}`);
+  }
 }
 
 /** A readable message for a failed stat, naming what to check. */

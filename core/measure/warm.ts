@@ -5,6 +5,7 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { isAbsolute, relative, resolve } from 'node:path';
+import { UsageError } from '../common';
 import { listFilePaths, readThrough } from './read';
 
 export interface WarmFile {
@@ -27,9 +28,13 @@ export interface WarmResult extends WarmProgress {
   readonly failed: readonly { readonly path: string; readonly error: string }[];
 }
 
-/** A manifest line that cannot be used: bad input, reported before anything is read. */
-export class ManifestError extends Error {
+/** A manifest that cannot be used: bad input, reported before anything is read (exit 2, naming --manifest). */
+export class ManifestError extends UsageError {
   override readonly name = 'ManifestError';
+
+  constructor(problem: string) {
+    super(`--manifest: ${problem}`);
+  }
 }
 
 /**

@@ -9,6 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { UsageError } from '../common';
 
 export const HOURS_PER_MONTH = 720;
 
@@ -73,7 +74,8 @@ export const BUILT_IN_PRICES: Record<string, RegionPrices> = {
   },
 };
 
-export class PriceError extends Error {}
+/** No prices for the region, or a price file or override that cannot be used (exit 2). */
+export class PriceError extends UsageError {}
 
 /**
  * The prices for a run: the built-in entry for `region` (or the file, which replaces it), then each

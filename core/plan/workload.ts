@@ -11,7 +11,7 @@
  */
 import { readJsonFile } from '../contract';
 import { z } from 'zod';
-import { GIB, gibFromRate, parseBytes, parseDuration, parseMbps, UnitError } from '../common';
+import { GIB, gibFromRate, parseBytes, parseDuration, parseMbps, UnitError, UsageError } from '../common';
 
 export type Quantity =
   | { readonly kind: 'input'; readonly multiple: number }
@@ -39,7 +39,8 @@ export interface Workload {
   readonly runSeconds: number;
 }
 
-export class WorkloadError extends Error {}
+/** The workload cannot be planned as given: bad input (exit 2); the message says what to give. */
+export class WorkloadError extends UsageError {}
 
 const NONE: Quantity = { kind: 'size', gib: 0 };
 
