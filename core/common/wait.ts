@@ -16,6 +16,8 @@ export interface PollOptions {
   /** First poll interval; doubles (with jitter) up to maxPollMs. */
   readonly initialPollMs: number;
   readonly maxPollMs: number;
+  /** The jitter's draw in [0, 1): each interval is 50-100% of its step. `() => 1`: the whole step. @default Math.random */
+  readonly random?: () => number;
 }
 
 /** The wait ran out: what was waited for was still in `state` after `waitedMs`. */
@@ -47,7 +49,7 @@ export async function pollUntil<T>(probe: () => Promise<PollResult<T>>, options:
     const waited = clock.now() - started;
     if (waited >= options.timeoutMs) throw new PollTimeout(result.state, waited);
     options.onWaiting?.(result.state, waited);
-    const delay = backoffDelay(attempt, options.initialPollMs, options.maxPollMs);
+    const delay = backoffDelay(attempt, options.initialPollMs, options.maxPollMs, options.random);
     await clock.sleep(Math.min(delay, Math.max(0, options.timeoutMs - waited)), options.signal);
   }
 }

@@ -17,13 +17,15 @@ import {
   type MountTargetDescription,
 } from '@aws-sdk/client-efs';
 import {
-  backoffDelay,
-  systemClock,
-  type Clock,
+  abortAfter,
   errorName,
   errorText,
+  PollTimeout,
+  pollUntil,
+  type Clock,
+  type PollResult,
+  systemClock,
   undefinedIfNotFound,
-  abortAfter,
 } from '../common';
 import { TAG_TEARDOWN_STARTED_AT } from '../contract';
 
@@ -119,13 +121,7 @@ export async function teardownFileSystem(
   fileSystemId: string,
   options: TeardownOptions = {},
 ): Promise<TeardownOutcome> {
-  const clock = options.clock ?? systemClock;
-  const maxWaitMs = options.maxWaitMs ?? 120_000;
-  const initialPollMs = options.initialPollMs ?? 1000;
-  const maxPollMs = options.maxPollMs ?? 10_000;
-  const progress = options.onProgress ?? (() => undefined);
   let mountTargetsDeleted = 0;
-
   // A fresh bound for every call; the caller's signal still cuts any of them off.
   const callSignal = () =>
     options.callTimeoutMs === undefined ? options.signal : abortAfter(options.callTimeoutMs, options.signal);
@@ -144,36 +140,69 @@ export async function teardownFileSystem(
       if (!GONE_MOUNT_TARGET.has(errorName(err))) throw err;
     }
   }
+  return deleteOnceMountTargetsGone(efs, fileSystemId, {
+    options,
+    waitingFor: targets.length,
+    mountTargetsDeleted,
+    callSignal,
+  });
+}
 
-  const deadline = clock.now() + maxWaitMs;
-  for (let attempt = 0; ; attempt++) {
+/**
+ * DeleteFileSystem, retried with backoff (pollUntil) while the mount targets finish deleting, up to
+ * maxWaitMs: FileSystemInUse is the only answer that waits.
+ */
+async function deleteOnceMountTargetsGone(
+  efs: EFSClient,
+  fileSystemId: string,
+  t: {
+    readonly options: TeardownOptions;
+    /** Mount targets the teardown saw, and deleted or found deleting. */
+    readonly waitingFor: number;
+    readonly mountTargetsDeleted: number;
+    readonly callSignal: () => AbortSignal | undefined;
+  },
+): Promise<TeardownOutcome> {
+  const { options, waitingFor, mountTargetsDeleted } = t;
+  const maxWaitMs = options.maxWaitMs ?? 120_000;
+  const clock = options.clock ?? systemClock;
+  const stillDeleting: TeardownOutcome = {
+    status: 'pending',
+    cause: 'mount-targets',
+    mountTargetsDeleted,
+    reason: `${waitingFor} mount target(s) still deleting after ${Math.round(maxWaitMs / 1000)} s`,
+  };
+  const deleteFileSystem = async (): Promise<PollResult<TeardownOutcome>> => {
     try {
       await efs.send(new DeleteFileSystemCommand({ FileSystemId: fileSystemId }), {
-        abortSignal: callSignal(),
+        abortSignal: t.callSignal(),
       });
-      return { status: 'deleted', mountTargetsDeleted };
+      return { value: { status: 'deleted', mountTargetsDeleted } };
     } catch (err) {
       const name = errorName(err);
-      if (name === 'FileSystemNotFound') return { status: 'already-gone', mountTargetsDeleted };
+      if (name === 'FileSystemNotFound') return { value: { status: 'already-gone', mountTargetsDeleted } };
       if (name !== 'FileSystemInUse') throw err;
     }
-    if (targets.length === 0) {
+    if (waitingFor === 0) {
       // None to wait for: a mount target appeared since the caller looked. Retrying soon can succeed.
-      return { status: 'pending', cause: 'in-use', mountTargetsDeleted, reason: 'file system still in use' };
+      const reason = 'file system still in use';
+      return { value: { status: 'pending', cause: 'in-use', mountTargetsDeleted, reason } };
     }
-    if (clock.now() >= deadline || options.signal?.aborted) {
-      return {
-        status: 'pending',
-        cause: 'mount-targets',
-        mountTargetsDeleted,
-        reason: `${targets.length} mount target(s) still deleting after ${Math.round(maxWaitMs / 1000)} s`,
-      };
-    }
-    progress(`${fileSystemId}: waiting for ${targets.length} mount target(s) to delete`);
-    const delay = Math.min(
-      backoffDelay(attempt, initialPollMs, maxPollMs),
-      Math.max(0, deadline - clock.now()),
-    );
-    await clock.sleep(delay, options.signal);
+    return options.signal?.aborted ? { value: stillDeleting } : { state: 'in use' };
+  };
+  try {
+    return await pollUntil(deleteFileSystem, {
+      // The caller's signal cuts a sleep short; the DeleteFileSystem after it then ends the wait (cut off,
+      // it throws), so pollUntil is not given the signal itself.
+      clock: { now: () => clock.now(), sleep: (ms) => clock.sleep(ms, options.signal) },
+      timeoutMs: maxWaitMs,
+      initialPollMs: options.initialPollMs ?? 1000,
+      maxPollMs: options.maxPollMs ?? 10_000,
+      onWaiting: () =>
+        options.onProgress?.(`${fileSystemId}: waiting for ${waitingFor} mount target(s) to delete`),
+    });
+  } catch (err) {
+    if (err instanceof PollTimeout) return stillDeleting;
+    throw err;
   }
 }

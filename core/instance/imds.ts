@@ -16,7 +16,7 @@
  * provider does): these reads are explicit, not a fallback.
  */
 import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
-import { backoffDelay } from '../common';
+import { PollTimeout, pollUntil, type PollResult } from '../common';
 
 export interface InstanceIdentity {
   readonly instanceId: string;
@@ -110,38 +110,18 @@ export class InstanceMetadataClient implements InstanceMetadataReader {
     this.signal = options.signal;
   }
 
-  /** Whether another try fits: a fixed number of retries, or (with a budget) the time left. */
-  private anotherTry(attempt: number, started: number): boolean {
-    if (this.signal?.aborted) return false;
-    if (this.budgetMs === undefined) return attempt <= this.retries;
-    return attempt === 0 || Date.now() - started < this.budgetMs;
-  }
-
-  private async pause(attempt: number, started: number): Promise<void> {
-    const delay =
-      this.budgetMs === undefined
-        ? RETRY_BACKOFF_MS
-        : Math.min(
-            backoffDelay(attempt - 1, RETRY_BACKOFF_MS, 2000),
-            Math.max(0, started + this.budgetMs - Date.now()),
-          );
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, delay);
-      this.signal?.addEventListener('abort', done, { once: true });
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-  }
-
+  /**
+   * The text at `path`, or undefined on a 404. Tries again (pollUntil) after a network error, a timeout, a
+   * 429 or a 5xx: `retries` times 100 ms apart, or with jittered backoff until `budgetMs` has passed; an
+   * abort ends the tries at once. Then throws MetadataServiceError with the last failure.
+   */
   async get(path: string): Promise<string | undefined> {
-    let lastError: Error | undefined;
     const started = Date.now();
-    let attempt = 0;
-    for (; this.anotherTry(attempt, started); attempt++) {
-      if (attempt > 0) await this.pause(attempt, started);
-      if (this.signal?.aborted) break;
+    let attempts = 0;
+    let lastError: Error | undefined;
+    const fixed = this.budgetMs === undefined;
+    const tryOnce = async (): Promise<PollResult<{ readonly body?: string } | 'out of tries'>> => {
+      attempts++;
       let answer: Answer;
       try {
         answer = await this.authorizedGet(path);
@@ -149,20 +129,40 @@ export class InstanceMetadataClient implements InstanceMetadataReader {
         // A token refused for good (403: IMDS turned off for this instance) is not worth retrying.
         if (err instanceof MetadataServiceError && !retryable(err.statusCode)) throw err;
         lastError = err as Error;
-        continue;
+        return fixed && attempts > this.retries ? { value: 'out of tries' } : { state: 'failing' };
       }
-      if (answer.status === 200) return answer.body;
-      if (answer.status === 404) return undefined;
+      if (answer.status === 200) return { value: { body: answer.body } };
+      if (answer.status === 404) return { value: {} };
       lastError = new MetadataServiceError(`IMDS answered ${answer.status} for ${path}`, answer.status);
       if (!retryable(answer.status)) throw lastError;
+      return fixed && attempts > this.retries ? { value: 'out of tries' } : { state: 'failing' };
+    };
+    try {
+      const read = await pollUntil(tryOnce, {
+        signal: this.signal,
+        timeoutMs: this.budgetMs ?? Infinity,
+        initialPollMs: RETRY_BACKOFF_MS,
+        maxPollMs: fixed ? RETRY_BACKOFF_MS : 2000,
+        // A fixed number of retries waits the whole RETRY_BACKOFF_MS between them.
+        ...(fixed ? { random: () => 1 } : {}),
+      });
+      if (read !== 'out of tries') return read.body;
+    } catch (err) {
+      const stopped = this.signal?.aborted === true && err === this.signal.reason;
+      if (!(err instanceof PollTimeout) && !stopped) throw err;
     }
+    throw this.gaveUp(path, attempts, started, lastError);
+  }
+
+  /** The error after the last try: how many, how long, the bound, and what failed last. */
+  private gaveUp(path: string, attempts: number, started: number, lastError?: Error): MetadataServiceError {
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
     const bound =
       this.budgetMs === undefined
         ? `${this.retries} retries`
         : `budget ${Math.round(this.budgetMs / 1000)} s, ${this.timeoutMs / 1000} s per attempt`;
-    throw new MetadataServiceError(
-      `cannot read ${path} from IMDS at ${this.base.origin}: ${attempt} attempt(s) in ${seconds} s (${bound})` +
+    return new MetadataServiceError(
+      `cannot read ${path} from IMDS at ${this.base.origin}: ${attempts} attempt(s) in ${seconds} s (${bound})` +
         `${this.signal?.aborted ? ', stopped' : ''}: ${lastError?.message ?? 'interrupted'}`,
       lastError instanceof MetadataServiceError ? lastError.statusCode : undefined,
     );

@@ -11,7 +11,15 @@ import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import { DeleteFileSystemCommand, type EFSClient } from '@aws-sdk/client-efs';
 import type { ResourceGroupsTaggingAPIClient } from '@aws-sdk/client-resource-groups-tagging-api';
-import { backoffDelay, systemClock, type Clock, errorName, errorText } from '../common';
+import {
+  errorName,
+  errorText,
+  PollTimeout,
+  pollUntil,
+  type Clock,
+  type PollResult,
+  systemClock,
+} from '../common';
 import { listMountTargets, teardownFileSystem } from '../efs';
 import {
   changeSinceDecision,
@@ -374,7 +382,7 @@ async function deleteAll(run: ReapRun, deletions: readonly Work[]): Promise<void
   const concurrency = options.concurrency ?? DEFAULT_REAP_CONCURRENCY;
   const maxWaitMs = options.teardownMaxWaitMs ?? 120_000;
   const waitUntil = clock.now() + Math.max(0, Math.min(maxWaitMs, timeLeft()));
-  let waiting: Work[] = [];
+  const waiting: Work[] = [];
   await forEachBounded(deletions, concurrency, async (item) => {
     const { fs, decision } = item;
     if (timeLeft() <= 0) {
@@ -390,32 +398,53 @@ async function deleteAll(run: ReapRun, deletions: readonly Work[]): Promise<void
       record(fs, decision, 'failed', errorText(err));
     }
   });
-  for (let round = 0; waiting.length > 0; round++) {
-    if (clock.now() >= waitUntil || timeLeft() <= 0) {
-      const waited = Math.round(maxWaitMs / 1000);
-      for (const { fs, decision } of waiting) {
-        record(
-          fs,
-          decision,
-          'kept',
-          `deletion in progress (still in use after ${waited} s), the next run resumes`,
-        );
-      }
-      break;
-    }
-    options.onProgress?.(`waiting for the mount targets of ${waiting.length} file system(s) to delete`);
-    await clock.sleep(Math.min(backoffDelay(round, 1000, 10_000), Math.max(0, waitUntil - clock.now())));
-    const still: Work[] = [];
-    await forEachBounded(waiting, concurrency, async (item) => {
-      try {
-        // No mount targets to delete: one DeleteFileSystem, FileSystemInUse while they finish deleting.
-        const outcome = await teardownFileSystem(clients.efs, item.fs.id, { mountTargets: [], clock });
-        if (outcome.status === 'pending') still.push(item);
-        else record(item.fs, item.decision, 'deleted');
-      } catch (err) {
-        record(item.fs, item.decision, 'failed', errorText(err));
-      }
-    });
-    waiting = still;
+  const left = await retryUntilDeleted(run, waiting, waitUntil);
+  const waited = Math.round(maxWaitMs / 1000);
+  for (const { fs, decision } of left) {
+    record(
+      fs,
+      decision,
+      'kept',
+      `deletion in progress (still in use after ${waited} s), the next run resumes`,
+    );
   }
+}
+
+/**
+ * Retries DeleteFileSystem on every file system in `waiting` together, each round after a backoff
+ * (pollUntil), until none is left, `waitUntil` or the run's time is up; returns those still in use.
+ */
+async function retryUntilDeleted(run: ReapRun, waiting: Work[], waitUntil: number): Promise<Work[]> {
+  const { clients, options, clock, record, timeLeft } = run;
+  let rounds = 0;
+  const retryRound = async (): Promise<PollResult<true>> => {
+    if (rounds++ > 0) {
+      const still: Work[] = [];
+      await forEachBounded(waiting, options.concurrency ?? DEFAULT_REAP_CONCURRENCY, async (item) => {
+        try {
+          // No mount targets to delete: one DeleteFileSystem, FileSystemInUse while they finish deleting.
+          const outcome = await teardownFileSystem(clients.efs, item.fs.id, { mountTargets: [], clock });
+          if (outcome.status === 'pending') still.push(item);
+          else record(item.fs, item.decision, 'deleted');
+        } catch (err) {
+          record(item.fs, item.decision, 'failed', errorText(err));
+        }
+      });
+      waiting = still;
+    }
+    return waiting.length === 0 || timeLeft() <= 0 ? { value: true } : { state: 'in use' };
+  };
+  try {
+    await pollUntil(retryRound, {
+      clock,
+      timeoutMs: Math.max(0, waitUntil - clock.now()),
+      initialPollMs: 1000,
+      maxPollMs: 10_000,
+      onWaiting: () =>
+        options.onProgress?.(`waiting for the mount targets of ${waiting.length} file system(s) to delete`),
+    });
+  } catch (err) {
+    if (!(err instanceof PollTimeout)) throw err;
+  }
+  return waiting;
 }
