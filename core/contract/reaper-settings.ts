@@ -6,7 +6,7 @@
 // zod/mini: the same validation as `zod` at a twentieth of the bundle size (the Lambda bundle carries it).
 import * as z from 'zod/mini';
 import { FLEET_ID_PATTERN } from './tags';
-import { wholeNumberFromText } from '../common';
+import { UsageError, wholeNumberFromText } from '../common';
 
 export const REAPER_DEFAULTS = {
   dryRun: false,
@@ -87,7 +87,8 @@ export const REAPER_SETTING_SOURCES: Record<SettingName, { readonly env: string;
   deadlineMarginSeconds: { env: 'MOUNTFLEET_DEADLINE_MARGIN_SECONDS', flag: '--deadline-margin-seconds' },
 };
 
-export class ReaperSettingsError extends Error {
+/** A bad setting, naming the variable or flag it came from: a usage error of `mountfleet reap` (exit 2). */
+export class ReaperSettingsError extends UsageError {
   override readonly name = 'ReaperSettingsError';
 }
 

@@ -3,7 +3,12 @@
  * would coerce (blank-ish, hex, exponent, sign, fraction) is refused naming the variable, never deployed
  * as a different number.
  */
-import { reaperSettingsFromEnv, reaperSettingsFromFlags } from '../../../core/contract/reaper-settings';
+import { EXIT_STATUS, UsageError } from '../../../core/common/errors';
+import {
+  ReaperSettingsError,
+  reaperSettingsFromEnv,
+  reaperSettingsFromFlags,
+} from '../../../core/contract/reaper-settings';
 
 const env = (extra: Record<string, string>) => ({ MOUNTFLEET_FLEET_ID: 'train', ...extra });
 
@@ -25,4 +30,20 @@ test('a blank flag is refused rather than read as 0', () => {
   expect(() => reaperSettingsFromFlags({ fleetId: 'train', graceMinutes: '' })).toThrow(
     '--grace-minutes="": must be a whole number from 0 to 10080 written in digits',
   );
+});
+
+test('a bad setting is a usage error: `mountfleet reap` exits 2 with its message', () => {
+  let error: unknown;
+  try {
+    reaperSettingsFromFlags({ fleetId: 'Not A Fleet' });
+  } catch (err) {
+    error = err;
+  }
+  expect(error).toBeInstanceOf(ReaperSettingsError);
+  expect(error).toBeInstanceOf(UsageError);
+  expect(error).toMatchObject({
+    name: 'ReaperSettingsError',
+    exitStatus: EXIT_STATUS.usage,
+    message: expect.stringMatching(/^invalid reaper settings:\n {2}--fleet="Not A Fleet": /),
+  });
 });
