@@ -9,7 +9,7 @@ import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, wri
 import { arch, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { backoffDelay, systemClock, type Clock } from '../common';
+import { pollUntil, systemClock, type Clock, type PollResult } from '../common';
 import { execCommand, type CommandRunner } from './command-runner';
 
 export const DEFAULT_RELEASE_URL = 'https://s3.amazonaws.com/mountpoint-s3-release';
@@ -192,23 +192,52 @@ export async function installMountpoint(options: InstallOptions): Promise<Instal
     await download(options.keysUrl ?? DEFAULT_KEYS_URL, join(dir, 'KEYS'), MAX_KEYS_BYTES);
     await verifySignature(file, `${file}.asc`, join(dir, 'KEYS'), options.keyFingerprint);
     log(`signature verified: ${options.keyFingerprint}`);
-    const install = options.installPackage ?? systemInstallPackage;
-    const attempts = options.attempts ?? 5;
-    const clock = options.clock ?? systemClock;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await install(file, format);
-        return { action: 'installed', version: options.version, package: url, attempts: attempt };
-      } catch (e) {
-        if (attempt >= attempts) throw e;
-        const wait = backoffDelay(attempt - 1, 2000, 30_000);
-        log(
-          `package install failed (${(e as Error).message}); retry ${attempt + 1}/${attempts} in ${wait} ms`,
-        );
-        await clock.sleep(wait);
-      }
-    }
+    const attempts = await installRetried(options, file, format, log);
+    return { action: 'installed', version: options.version, package: url, attempts };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Runs the package manager until it succeeds (resolving to the attempts it took) or `attempts` have failed
+ * (the last failure is thrown): boot-time package managers collide over their lock, so each failure waits
+ * pollUntil's backoff (2 s doubling to 30 s, jittered) before the next attempt.
+ */
+async function installRetried(
+  options: InstallOptions,
+  file: string,
+  format: PackageFormat,
+  log: (message: string) => void,
+): Promise<number> {
+  const install = options.installPackage ?? systemInstallPackage;
+  const attempts = options.attempts ?? 5;
+  const clock = options.clock ?? systemClock;
+  let attempt = 0;
+  let failure = '';
+  // Each retry is logged with its wait: the sleep pollUntil chose.
+  const sayingRetries: Clock = {
+    now: () => clock.now(),
+    sleep: (ms, signal) => {
+      log(`package install failed (${failure}); retry ${attempt + 1}/${attempts} in ${ms} ms`);
+      return clock.sleep(ms, signal);
+    },
+  };
+  const tryInstall = async (): Promise<PollResult<number>> => {
+    attempt++;
+    try {
+      await install(file, format);
+      return { value: attempt };
+    } catch (e) {
+      if (attempt >= attempts) throw e;
+      failure = (e as Error).message;
+      return { state: failure };
+    }
+  };
+  return pollUntil(tryInstall, {
+    clock: sayingRetries,
+    timeoutMs: Infinity,
+    initialPollMs: 2000,
+    maxPollMs: 30_000,
+  });
 }

@@ -8,7 +8,7 @@
  */
 import { statfs } from 'node:fs/promises';
 import { resolve, sep } from 'node:path';
-import { systemClock, type Clock } from '../common';
+import { PollTimeout, pollUntil, systemClock, type Clock, type PollResult } from '../common';
 import { OTLP_EXPORT_INTERVAL_SECONDS } from '../contract';
 import type { ProcessMetrics } from './mountpoint-counters';
 import { agentProcessStatus, readState, type AgentState, type MountState } from './agent-state';
@@ -115,19 +115,31 @@ export class AgentMountMetrics {
     const statfsBefore = this.activeStatfs();
     const probedAt = Date.now();
     await statfs(this.path);
-    const deadline = this.clock.now() + EXPORT_WAIT_MS;
-    for (;;) {
+    const exported = async (): Promise<PollResult<true>> => {
       const active = this.active();
       const statfsNow = active.metrics?.fuseRequests?.statfs ?? 0;
       const lastPoint = active.metrics?.lastPointAt ? Date.parse(active.metrics.lastPointAt) : 0;
-      if (statfsNow > statfsBefore && lastPoint >= probedAt) return this.totals();
-      if (signal?.aborted) throw new MountMetricsUnavailable('stopped');
-      if (this.clock.now() > deadline)
+      return statfsNow > statfsBefore && lastPoint >= probedAt
+        ? { value: true }
+        : { state: 'waiting for the export' };
+    };
+    try {
+      await pollUntil(exported, {
+        clock: this.clock,
+        signal,
+        timeoutMs: EXPORT_WAIT_MS,
+        initialPollMs: 100,
+        maxPollMs: 100,
+      });
+    } catch (err) {
+      if (err instanceof PollTimeout)
         throw new MountMetricsUnavailable(
           `Mountpoint at ${this.mountPoint} sent the agent no metrics within ${EXPORT_WAIT_MS / 1000} s of a statfs (it exports every ${OTLP_EXPORT_INTERVAL_SECONDS} s to the relay in its --otlp-endpoint)`,
         );
-      await this.clock.sleep(100, signal);
+      if (signal?.aborted) throw new MountMetricsUnavailable('stopped');
+      throw err;
     }
+    return this.totals();
   }
 
   private mount(): MountState {

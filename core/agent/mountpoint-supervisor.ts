@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { untrustedConfiguredPathProblem, sameMount, topMount, type MountEntry } from '../system';
-import { backoffDelay, systemClock, type Clock } from '../common';
+import { PollTimeout, backoffDelay, pollUntil, systemClock, type Clock, type PollResult } from '../common';
 import { prepareCacheDirectory } from './cache-volume-setup';
 import { execCommand, type CommandRunner } from './command-runner';
 
@@ -113,40 +113,58 @@ export class Supervisor {
         entry.restarting = this.restartLater(entry);
       }
     });
-    const deadline = this.clock.now() + READY_TIMEOUT_MS;
-    for (;;) {
+    const mounted = await this.untilMounted(entry, child, isNew, exited);
+    ready = true;
+    entry.mount = mounted;
+    entry.readyAt = this.clock.now();
+    this.onEvent({
+      type: 'ready',
+      key: spec.key,
+      pid: child.pid!,
+      mountId: mounted.id,
+      restarts: entry.restarts,
+    });
+  }
+
+  /**
+   * Waits until the process has mounted (a mount on the path that was not there before); one that exits
+   * first fails, one that is stopped or past READY_TIMEOUT_MS is killed.
+   */
+  private async untilMounted(
+    entry: Entry,
+    child: ChildProcess,
+    isNew: (m: MountEntry | undefined) => m is MountEntry,
+    exited: Promise<void>,
+  ): Promise<MountEntry> {
+    const { spec } = entry;
+    const { signal } = entry.stopped;
+    const mountedNow = async (): Promise<PollResult<MountEntry>> => {
       const mounted = topMount(spec.mountPoint);
-      if (isNew(mounted)) {
-        ready = true;
-        entry.mount = mounted;
-        entry.readyAt = this.clock.now();
-        this.onEvent({
-          type: 'ready',
-          key: spec.key,
-          pid: child.pid!,
-          mountId: mounted.id,
-          restarts: entry.restarts,
-        });
-        return;
-      }
+      if (isNew(mounted)) return { value: mounted };
       if (child.exitCode !== null || child.signalCode !== null) {
         throw new Error(
           `${this.mountS3} for ${spec.mountPoint} exited (${child.exitCode ?? child.signalCode}): ${entry.stderr.trim()}`,
         );
       }
-      if (entry.stopped.signal.aborted || this.clock.now() > deadline) {
-        child.kill('SIGKILL');
-        await exited;
-        // Killed just after it mounted: remember the mount so stop() detaches it.
-        const left = topMount(spec.mountPoint);
-        if (isNew(left)) entry.mount = left;
-        throw new Error(
-          entry.stopped.signal.aborted
-            ? `${this.mountS3} for ${spec.mountPoint} was stopped before it was mounted`
-            : `${this.mountS3} for ${spec.mountPoint} was not mounted within ${READY_TIMEOUT_MS} ms`,
-        );
-      }
-      await this.clock.sleep(50, entry.stopped.signal);
+      return { state: 'not mounted yet' };
+    };
+    const poll = { clock: this.clock, signal, timeoutMs: READY_TIMEOUT_MS, initialPollMs: 50, maxPollMs: 50 };
+    try {
+      return await pollUntil(mountedNow, poll);
+    } catch (err) {
+      const stopped = signal.aborted && err === signal.reason;
+      if (!stopped && !(err instanceof PollTimeout)) throw err;
+      child.kill('SIGKILL');
+      await exited;
+      // Killed just after it mounted: remember the mount so stop() detaches it.
+      const left = topMount(spec.mountPoint);
+      if (isNew(left)) entry.mount = left;
+      throw new Error(
+        stopped
+          ? `${this.mountS3} for ${spec.mountPoint} was stopped before it was mounted`
+          : `${this.mountS3} for ${spec.mountPoint} was not mounted within ${READY_TIMEOUT_MS} ms`,
+        { cause: err },
+      );
     }
   }
 

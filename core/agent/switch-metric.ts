@@ -1,10 +1,9 @@
 /** The Express cache switch as a metric: one embedded-metric-format line per switch in the agent's metrics log. */
-import { appendFileSync, mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { appendEmfLine } from '../common';
 import { EXPRESS_METRICS_NAMESPACE, EXPRESS_SWITCH_DIMENSIONS, EXPRESS_SWITCH_METRICS } from '../contract';
 import { type ProcessRole } from '../tuner';
 
-/** One CloudWatch embedded-metric-format line per switch: the agent's log shipping turns it into a metric. */
+/** One line per switch (core/common/emf.ts): the CloudWatch agent ships it and CloudWatch makes it a metric. */
 export function appendMetric(
   file: string,
   fleetId: string,
@@ -14,28 +13,19 @@ export function appendMetric(
   switchMs: number,
   now: number,
 ): void {
-  mkdirSync(dirname(file), { recursive: true });
-  const line = {
-    _aws: {
-      Timestamp: now,
-      CloudWatchMetrics: [
-        {
-          Namespace: EXPRESS_METRICS_NAMESPACE,
-          Dimensions: [[...EXPRESS_SWITCH_DIMENSIONS]],
-          Metrics: [
-            { Name: EXPRESS_SWITCH_METRICS.switches, Unit: 'Count' },
-            { Name: EXPRESS_SWITCH_METRICS.detectionTime, Unit: 'Milliseconds' },
-            { Name: EXPRESS_SWITCH_METRICS.switchTime, Unit: 'Milliseconds' },
-          ],
-        },
-      ],
-    },
+  const dimensions = {
     FleetId: fleetId,
     Mount: mount,
     Direction: to === 'direct' ? 'to-direct' : 'to-express',
-    [EXPRESS_SWITCH_METRICS.switches]: 1,
-    [EXPRESS_SWITCH_METRICS.detectionTime]: detectionMs,
-    [EXPRESS_SWITCH_METRICS.switchTime]: switchMs,
-  };
-  appendFileSync(file, `${JSON.stringify(line)}\n`);
+  } satisfies Record<(typeof EXPRESS_SWITCH_DIMENSIONS)[number], string>;
+  appendEmfLine(file, {
+    namespace: EXPRESS_METRICS_NAMESPACE,
+    dimensions,
+    metrics: [
+      { name: EXPRESS_SWITCH_METRICS.switches, unit: 'Count', value: 1 },
+      { name: EXPRESS_SWITCH_METRICS.detectionTime, unit: 'Milliseconds', value: detectionMs },
+      { name: EXPRESS_SWITCH_METRICS.switchTime, unit: 'Milliseconds', value: switchMs },
+    ],
+    timestamp: now,
+  });
 }

@@ -10,7 +10,7 @@ import {
   DescribeAutoScalingInstancesCommand,
   type AutoScalingClient,
 } from '@aws-sdk/client-auto-scaling';
-import { type Clock } from '../common';
+import { PollTimeout, pollUntil, type Clock, type PollResult } from '../common';
 import { type InstanceMetadataReader, autoScalingTerminationReader, watchForTermination } from '../instance';
 import { activeScratchRuns, type ScratchRunRecord } from '../scratch';
 
@@ -84,16 +84,20 @@ export async function handleAutoScalingTermination(
 }
 
 /** Waits until no scratch run is alive or the time is up; returns those still running. */
-export async function waitForScratchRuns(
+async function waitForScratchRuns(
   runDir: string,
   timeoutMs: number,
   clock: Clock,
 ): Promise<ScratchRunRecord[]> {
-  const deadline = clock.now() + timeoutMs;
-  let running = activeScratchRuns(runDir);
-  while (running.length > 0 && clock.now() < deadline) {
-    await clock.sleep(Math.min(500, Math.max(0, deadline - clock.now())));
+  let running: ScratchRunRecord[] = [];
+  const noneRunning = async (): Promise<PollResult<true>> => {
     running = activeScratchRuns(runDir);
+    return running.length === 0 ? { value: true } : { state: `${running.length} scratch runs alive` };
+  };
+  try {
+    await pollUntil(noneRunning, { clock, timeoutMs, initialPollMs: 500, maxPollMs: 500 });
+  } catch (err) {
+    if (!(err instanceof PollTimeout)) throw err;
   }
   return running;
 }

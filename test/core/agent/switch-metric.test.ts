@@ -37,3 +37,15 @@ test('one embedded-metric-format line per switch, in the Mountfleet/Express name
   });
   expect(lines[1]).toMatchObject({ Direction: 'to-express', ExpressCacheSwitchTime: 250 });
 });
+
+test('the line is byte for byte what CloudWatch dashboards and alarms were built on', () => {
+  const file = join(dir, 'metrics.log');
+  appendMetric(file, 'train', '/mnt/data', 'direct', 1200, 300, 1_700_000_000_000);
+  expect(readFileSync(file, 'utf8')).toBe(
+    '{"_aws":{"Timestamp":1700000000000,"CloudWatchMetrics":[{"Namespace":"Mountfleet/Express",' +
+      '"Dimensions":[["FleetId","Mount","Direction"]],"Metrics":[{"Name":"ExpressCacheSwitches","Unit":"Count"},' +
+      '{"Name":"ExpressCacheDetectionTime","Unit":"Milliseconds"},{"Name":"ExpressCacheSwitchTime","Unit":"Milliseconds"}]}]},' +
+      '"FleetId":"train","Mount":"/mnt/data","Direction":"to-direct","ExpressCacheSwitches":1,' +
+      '"ExpressCacheDetectionTime":1200,"ExpressCacheSwitchTime":300}\n',
+  );
+});
