@@ -144,31 +144,13 @@ export function isNeed(result: Decision | Need): result is Need {
   return 'need' in result;
 }
 
+const keep = (reason: string): Decision => ({ action: 'keep', reason });
+const del = (reason: string): Decision => ({ action: 'delete', reason });
+
+/** The rules in order (see the top of this file); each step answers, or passes to the next with undefined. */
 export function decide(fs: FileSystemFacts, evidence: Evidence, ctx: DecisionContext): Decision | Need {
-  const keep = (reason: string): Decision => ({ action: 'keep', reason });
-  const del = (reason: string): Decision => ({ action: 'delete', reason });
-
-  if (fs.foreign !== undefined) {
-    return { action: 'keep', reason: `foreign: ${fs.foreign}; never deleted`, foreign: true };
-  }
-  const settling = SETTLING_STATES[fs.lifeCycleState];
-  if (settling) return keep(settling);
-  if (fs.lifeCycleState !== 'available' && fs.lifeCycleState !== 'error') {
-    return keep(`lifecycle state ${fs.lifeCycleState}: not one the reaper acts on`);
-  }
-  const ageMinutes = minutesBetween(fs.createdAt, ctx.now);
-  const ownerConfirmedGone =
-    fs.ownerInstanceId !== undefined &&
-    ctx.goneInstance?.confirmed === true &&
-    ctx.goneInstance.instanceId === fs.ownerInstanceId;
-  if (ownerConfirmedGone && ctx.goneInstance?.unknownToEc2) {
-    const visibility = unknownOwnerTooYoung(fs, fs.ownerInstanceId!, ctx);
-    if (visibility) return visibility;
-  }
-  if (ctx.now - fs.createdAt < ctx.graceMinutes * MINUTE && !ownerConfirmedGone) {
-    return keep(`young: created ${ageMinutes} min ago, grace period ${ctx.graceMinutes} min`);
-  }
-
+  const settled = foreignSettlingOrYoung(fs, ctx);
+  if (settled) return settled;
   const connections = evidence.connections;
   if (connections === undefined) return { need: 'connections' };
   if (connections.kind === 'unavailable') {
@@ -178,9 +160,43 @@ export function decide(fs: FileSystemFacts, evidence: Evidence, ctx: DecisionCon
     const why = `in use: ${connections.connections} client connection(s) in the last ${ctx.idleWindowMinutes} min`;
     return fs.markedIdleAt !== undefined ? { action: 'unmark', reason: why } : keep(why);
   }
+  const strong = strongEvidence(fs, ctx);
+  if (strong) return strong;
+  const owner = ownerEvidence(fs, evidence, connections, ctx);
+  if (typeof owner !== 'string') return owner;
+  return metricOnly(fs, owner, connections, ctx);
+}
 
+/** Rules 0 and 1: foreign, settling and young file systems are kept (a young one unless its owner has ended). */
+function foreignSettlingOrYoung(fs: FileSystemFacts, ctx: DecisionContext): Decision | undefined {
+  if (fs.foreign !== undefined) {
+    return { action: 'keep', reason: `foreign: ${fs.foreign}; never deleted`, foreign: true };
+  }
+  const settling = SETTLING_STATES[fs.lifeCycleState];
+  if (settling) return keep(settling);
+  if (fs.lifeCycleState !== 'available' && fs.lifeCycleState !== 'error') {
+    return keep(`lifecycle state ${fs.lifeCycleState}: not one the reaper acts on`);
+  }
+  const ownerConfirmedGone =
+    fs.ownerInstanceId !== undefined &&
+    ctx.goneInstance?.confirmed === true &&
+    ctx.goneInstance.instanceId === fs.ownerInstanceId;
+  if (ownerConfirmedGone && ctx.goneInstance?.unknownToEc2) {
+    const visibility = unknownOwnerTooYoung(fs, fs.ownerInstanceId!, ctx);
+    if (visibility) return visibility;
+  }
+  if (ctx.now - fs.createdAt < ctx.graceMinutes * MINUTE && !ownerConfirmedGone) {
+    const ageMinutes = minutesBetween(fs.createdAt, ctx.now);
+    return keep(`young: created ${ageMinutes} min ago, grace period ${ctx.graceMinutes} min`);
+  }
+  return undefined;
+}
+
+/** Rule 3 without the owner: lifecycle error, no mount target, a teardown stalled past the grace period. */
+function strongEvidence(fs: FileSystemFacts, ctx: DecisionContext): Decision | undefined {
   if (fs.lifeCycleState === 'error') return del('lifecycle state error');
   if (fs.mountTargets === 0) {
+    const ageMinutes = minutesBetween(fs.createdAt, ctx.now);
     return { ...del(`no mount target ${ageMinutes} min after creation`), basis: 'no-mount-target' };
   }
   const teardownStartedAt = parseMark(fs.teardownStartedAt);
@@ -189,10 +205,24 @@ export function decide(fs: FileSystemFacts, evidence: Evidence, ctx: DecisionCon
       `teardown started ${minutesBetween(teardownStartedAt, ctx.now)} min ago and did not finish (grace period ${ctx.graceMinutes} min)`,
     );
   }
+  return undefined;
+}
 
+/**
+ * Rule 3's owner: the event's instance, or what EC2 says of the owner tag. Answers a decision or a need, or
+ * the note on the owner that the metric-only rule quotes.
+ */
+function ownerEvidence(
+  fs: FileSystemFacts,
+  evidence: Evidence,
+  connections: Extract<ConnectionEvidence, { kind: 'idle' | 'no-data' }>,
+  ctx: DecisionContext,
+): Decision | Need | string {
   const owner = fs.ownerInstanceId;
-  const ownerIsValid = owner !== undefined && INSTANCE_ID_PATTERN.test(owner);
-  if (ownerIsValid && ctx.goneInstance?.instanceId === owner) {
+  if (owner === undefined || !INSTANCE_ID_PATTERN.test(owner)) {
+    return owner === undefined ? 'no owner tag' : `owner tag "${owner}" is not an instance id`;
+  }
+  if (ctx.goneInstance?.instanceId === owner) {
     // A warned instance still runs its job for about two minutes: only all-zero datapoints show it has
     // stopped using the file system, or EC2 saying it has already let go. No datapoints is not zero.
     if (!ctx.goneInstance.confirmed && connections.kind === 'no-data') {
@@ -205,20 +235,21 @@ export function decide(fs: FileSystemFacts, evidence: Evidence, ctx: DecisionCon
     }
     return del(`owner ${owner} is going: ${ctx.goneInstance.cause}`);
   }
-  let ownerNote: string;
-  if (!ownerIsValid) {
-    ownerNote = owner === undefined ? 'no owner tag' : `owner tag "${owner}" is not an instance id`;
-  } else {
-    const ownerEvidence = evidence.owner;
-    if (ownerEvidence === undefined) return { need: 'owner', instanceId: owner };
-    if (ownerEvidence.kind === 'gone') return ownerGone(fs, owner, ownerEvidence, ctx);
-    ownerNote =
-      ownerEvidence.kind === 'present'
-        ? `owner ${owner} ${ownerEvidence.state}`
-        : `owner ${owner} lookup failed (${ownerEvidence.error})`;
-  }
+  const ownerEvidence = evidence.owner;
+  if (ownerEvidence === undefined) return { need: 'owner', instanceId: owner };
+  if (ownerEvidence.kind === 'gone') return ownerGone(fs, owner, ownerEvidence, ctx);
+  return ownerEvidence.kind === 'present'
+    ? `owner ${owner} ${ownerEvidence.state}`
+    : `owner ${owner} lookup failed (${ownerEvidence.error})`;
+}
 
-  // Metric-only evidence from here on: two-phase.
+/** Rule 4, metric-only evidence: two-phase (mark, then delete once the mark is a full window old). */
+function metricOnly(
+  fs: FileSystemFacts,
+  ownerNote: string,
+  connections: Extract<ConnectionEvidence, { kind: 'idle' | 'no-data' }>,
+  ctx: DecisionContext,
+): Decision {
   if (connections.kind === 'no-data') {
     return keep(`${ownerNote}; no ClientConnections datapoints in the window (not evidence of idleness)`);
   }

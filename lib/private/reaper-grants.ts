@@ -17,12 +17,51 @@ import {
 
 export function grantReaping(role: iam.Role, fleetId: string, network: IFleetNetwork | undefined): void {
   const fileSystems = anyFileSystemArn(role);
-  const deletes = [
-    'elasticfilesystem:DeleteMountTarget',
-    'elasticfilesystem:DeleteFileSystem',
-    'elasticfilesystem:TagResource',
-    'elasticfilesystem:UntagResource',
-  ];
+  grantEvidenceDeletesAndMarks(role, fleetId, fileSystems);
+  // DeleteMountTarget also deletes the mount target's network interface as the caller.
+  const networkInterfaces = anyNetworkInterfaceArn(role);
+  acknowledgeWildcardResource(
+    role,
+    '*',
+    'Calls without resource-level permissions: the read-only evidence (elasticfilesystem:DescribeFileSystems/DescribeMountTargets, a paginated scan of the Region; cloudwatch:GetMetricData; ec2:DescribeInstances) and tag:TagResources/UntagResources, which only pass the tag-conditioned elasticfilesystem:TagResource/UntagResource through.',
+  );
+  acknowledgeWildcardResource(
+    role,
+    fileSystems,
+    'Orphans are unknown until found; deletes and marks require aws:ResourceTag/mountfleet:fleet to equal this fleet (tag changes only on mountfleet:marked-idle-at), and untagged file systems are explicitly denied.',
+  );
+  acknowledgeWildcardResource(
+    role,
+    networkInterfaces,
+    "DeleteMountTarget deletes the mount target's network interface as the caller; the interface ids are unknown in advance (scoped to the fleet subnets by ec2:Subnet when the network is given).",
+  );
+  const fleetSubnets = subnetArns(role, Object.values(network?.subnets ?? {}));
+  role.addToPolicy(
+    new iam.PolicyStatement({
+      sid: 'DeleteMountTargetInterfaces',
+      actions: ['ec2:DeleteNetworkInterface'],
+      resources: [networkInterfaces],
+      conditions: fleetSubnets.length ? { ArnEquals: { 'ec2:Subnet': fleetSubnets } } : undefined,
+    }),
+  );
+  role.addToPolicy(
+    new iam.PolicyStatement({
+      sid: 'DenyUntagged',
+      effect: iam.Effect.DENY,
+      actions: [
+        'elasticfilesystem:DeleteMountTarget',
+        'elasticfilesystem:DeleteFileSystem',
+        'elasticfilesystem:TagResource',
+        'elasticfilesystem:UntagResource',
+      ],
+      resources: ['*'],
+      conditions: UNTAGGED,
+    }),
+  );
+}
+
+/** Reading the evidence anywhere; deleting and marking only the fleet's file systems. */
+function grantEvidenceDeletesAndMarks(role: iam.Role, fleetId: string, fileSystems: string): void {
   role.addToPolicy(
     new iam.PolicyStatement({
       sid: 'ReadEvidence',
@@ -60,41 +99,6 @@ export function grantReaping(role: iam.Role, fleetId: string, network: IFleetNet
       sid: 'BatchMarkOwnFleetScratch',
       actions: ['tag:TagResources', 'tag:UntagResources'],
       resources: ['*'],
-    }),
-  );
-  // DeleteMountTarget also deletes the mount target's network interface as the caller.
-  const networkInterfaces = anyNetworkInterfaceArn(role);
-  acknowledgeWildcardResource(
-    role,
-    '*',
-    'Calls without resource-level permissions: the read-only evidence (elasticfilesystem:DescribeFileSystems/DescribeMountTargets, a paginated scan of the Region; cloudwatch:GetMetricData; ec2:DescribeInstances) and tag:TagResources/UntagResources, which only pass the tag-conditioned elasticfilesystem:TagResource/UntagResource through.',
-  );
-  acknowledgeWildcardResource(
-    role,
-    fileSystems,
-    'Orphans are unknown until found; deletes and marks require aws:ResourceTag/mountfleet:fleet to equal this fleet (tag changes only on mountfleet:marked-idle-at), and untagged file systems are explicitly denied.',
-  );
-  acknowledgeWildcardResource(
-    role,
-    networkInterfaces,
-    "DeleteMountTarget deletes the mount target's network interface as the caller; the interface ids are unknown in advance (scoped to the fleet subnets by ec2:Subnet when the network is given).",
-  );
-  const fleetSubnets = subnetArns(role, Object.values(network?.subnets ?? {}));
-  role.addToPolicy(
-    new iam.PolicyStatement({
-      sid: 'DeleteMountTargetInterfaces',
-      actions: ['ec2:DeleteNetworkInterface'],
-      resources: [networkInterfaces],
-      conditions: fleetSubnets.length ? { ArnEquals: { 'ec2:Subnet': fleetSubnets } } : undefined,
-    }),
-  );
-  role.addToPolicy(
-    new iam.PolicyStatement({
-      sid: 'DenyUntagged',
-      effect: iam.Effect.DENY,
-      actions: deletes,
-      resources: ['*'],
-      conditions: UNTAGGED,
     }),
   );
 }
