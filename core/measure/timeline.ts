@@ -2,6 +2,7 @@
  * The consumer's busy share per second of a training run, as a person reads it: a text sparkline (one
  * character a second) and a self-contained SVG with one panel per series (an epoch, a scenario).
  */
+import { escapeXml, svgDocument } from './svg-document';
 
 /** Milliseconds from the start of the epoch. */
 export interface Interval {
@@ -35,9 +36,6 @@ export interface TimelineSeries {
   readonly busyPercentBySecond: readonly number[];
 }
 
-const escapeXml = (s: string) =>
-  s.replace(/[<>&"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;' })[c]!);
-
 const WIDTH = 1000;
 const LEFT = 70;
 const RIGHT = 20;
@@ -60,11 +58,7 @@ export function timelineSvg(series: readonly TimelineSeries[], title: string): s
   const height = TOP + series.length * (PANEL_HEIGHT + PANEL_GAP) + 10;
   const x = (second: number) => LEFT + (second / longest) * plotWidth;
   const tick = axisStep(longest);
-  const out = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="sans-serif" font-size="12">`,
-    `<rect width="${WIDTH}" height="${height}" fill="white"/>`,
-    `<text x="${WIDTH / 2}" y="28" text-anchor="middle" font-size="17">${escapeXml(title)}</text>`,
-  ];
+  const out: string[] = [];
   series.forEach((s, i) => {
     const top = TOP + i * (PANEL_HEIGHT + PANEL_GAP);
     const bottom = top + PANEL_HEIGHT;
@@ -98,6 +92,5 @@ export function timelineSvg(series: readonly TimelineSeries[], title: string): s
       out.push(`<text x="${x(t)}" y="${bottom + 15}" text-anchor="middle">${t} s</text>`);
     }
   });
-  out.push('</svg>');
-  return out.join('\n') + '\n';
+  return svgDocument(WIDTH, height, 17, title, out);
 }
