@@ -31,7 +31,7 @@ import { mountStatsReader } from './mountstats';
 import { isMounted, mountFileSystem, topMountAt } from './mount';
 import { ensureMountTarget, waitForMountTarget } from './mount-target';
 import { generateRunId } from './naming';
-import type { WaitOptions } from './poll';
+import type { WaitOptions } from './setup-wait';
 import { createFileSystem, waitForFileSystem } from './provision';
 import { watchRunner, type RunnerWatch } from './runner-watch';
 import { CreateOutcomeUnknown, ScratchInterrupted, ScratchSetupError } from './setup-errors';

@@ -12,7 +12,7 @@ import {
 import { listMountTargets } from '../efs';
 import { errorName, undefinedIfNotFound } from '../common';
 import { checkInterrupted, ScratchSetupError } from './setup-errors';
-import { pollUntil, type WaitOptions } from './poll';
+import { pollUntil, type WaitOptions } from './setup-wait';
 
 export interface MountTargetSpec {
   readonly subnetId: string;

@@ -20,7 +20,7 @@ import { errorName, errorText, undefinedIfNotFound } from '../common';
 import { tagValue } from '../efs';
 import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE, TAG_RUN, creationToken } from '../contract';
 import { nameTag } from './naming';
-import { pollUntil, type WaitOptions } from './poll';
+import { pollUntil, type WaitOptions } from './setup-wait';
 import { checkInterrupted, CreateOutcomeUnknown, ScratchSetupError } from './setup-errors';
 
 /** True when the service answered with a client error (4xx): the request was refused and not carried out. */
