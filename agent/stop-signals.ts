@@ -1,8 +1,8 @@
 /** The one way a long command turns SIGINT and SIGTERM into a stop (scratch run, up, shard, bench train, warm). */
 
-export type StopSignalName = 'SIGINT' | 'SIGTERM';
+type StopSignalName = 'SIGINT' | 'SIGTERM';
 
-export interface StopSignals {
+interface StopSignals {
   /** Aborted by the first SIGINT or SIGTERM, with the signal's name as its reason. */
   readonly signal: AbortSignal;
   /** Removes the handlers: a signal after this ends the process as usual. */

@@ -8,7 +8,7 @@ import { processAlive } from '../system';
 import { agentProcessStatus, readState, statePath, type AgentState } from './agent-state';
 
 /** `status --json`: whether the agent runs, and its state file when there is one. */
-export interface AgentStatus {
+interface AgentStatus {
   readonly running: boolean;
   readonly state?: AgentState;
 }

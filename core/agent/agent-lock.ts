@@ -10,7 +10,7 @@ import { InUseError } from '../common';
 import { makeDirectories, acquireLock, lockFileError } from '../system';
 
 /** Another `mountfleet up` holds the run dir (exit 75); the message names it and what to do. */
-export class AgentRunDirBusy extends InUseError {
+class AgentRunDirBusy extends InUseError {
   override readonly name = 'AgentRunDirBusy';
 }
 

@@ -6,7 +6,7 @@ import { processAlive, processStartTime } from '../system';
 import type { ProcessMetrics } from './mountpoint-counters';
 import { type ProcessRole } from '../tuner';
 
-export interface ProcessState {
+interface ProcessState {
   readonly role: ProcessRole;
   readonly mountPoint: string;
   readonly unit?: string;
@@ -73,7 +73,7 @@ export function writeState(runDir: string, state: AgentState): void {
 }
 
 /** The state file is unreadable: corrupt, hand-edited or from another program (exit 1, naming the file). */
-export class StateFileError extends MountfleetError {
+class StateFileError extends MountfleetError {
   override readonly name = 'StateFileError';
 
   constructor(message: string) {

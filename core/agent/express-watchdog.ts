@@ -6,7 +6,7 @@
 import { systemClock, type Clock } from '../common';
 import type { ProbeResult } from './express-probe';
 
-export interface WatchdogOptions {
+interface WatchdogOptions {
   /** One probe; it should end at once when `cancel` aborts (the watchdog is stopping). */
   readonly probe: (cancel: AbortSignal) => Promise<ProbeResult>;
   readonly intervalMs: number;

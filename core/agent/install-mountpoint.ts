@@ -12,10 +12,10 @@ import { promisify } from 'node:util';
 import { pollUntil, systemClock, type Clock, type PollResult } from '../common';
 import { execCommand, type CommandRunner } from './command-runner';
 
-export const DEFAULT_RELEASE_URL = 'https://s3.amazonaws.com/mountpoint-s3-release';
-export const DEFAULT_KEYS_URL = 'https://s3.amazonaws.com/mountpoint-s3-release/public_keys/KEYS';
+const DEFAULT_RELEASE_URL = 'https://s3.amazonaws.com/mountpoint-s3-release';
+const DEFAULT_KEYS_URL = 'https://s3.amazonaws.com/mountpoint-s3-release/public_keys/KEYS';
 
-export type PackageFormat = 'rpm' | 'deb';
+type PackageFormat = 'rpm' | 'deb';
 
 export interface InstallOptions {
   readonly version: string;
@@ -36,7 +36,7 @@ export interface InstallOptions {
   readonly log?: (message: string) => void;
 }
 
-export type InstallResult =
+type InstallResult =
   | { readonly action: 'skipped'; readonly version: string }
   | {
       readonly action: 'installed';
@@ -50,7 +50,7 @@ export class SignatureError extends Error {
 }
 
 /** The version `mount-s3 --version` prints, or undefined when the binary is absent or says otherwise. */
-export async function installedVersion(mountS3: string): Promise<string | undefined> {
+async function installedVersion(mountS3: string): Promise<string | undefined> {
   if (!existsSync(mountS3)) return undefined;
   try {
     const { stdout } = await promisify(execFile)(mountS3, ['--version'], { timeout: 10_000 });
@@ -60,17 +60,17 @@ export async function installedVersion(mountS3: string): Promise<string | undefi
   }
 }
 
-export function packageArchitecture(): 'x86_64' | 'arm64' {
+function packageArchitecture(): 'x86_64' | 'arm64' {
   return arch() === 'arm64' ? 'arm64' : 'x86_64';
 }
 
 /** rpm on Amazon Linux / RHEL family, deb on Debian / Ubuntu (from /etc/os-release). */
-export function packageFormat(osRelease = '/etc/os-release'): PackageFormat {
+function packageFormat(osRelease = '/etc/os-release'): PackageFormat {
   const text = existsSync(osRelease) ? readFileSync(osRelease, 'utf8') : '';
   return /^ID(_LIKE)?=.*\b(debian|ubuntu)\b/m.test(text) ? 'deb' : 'rpm';
 }
 
-export function packageUrl(
+function packageUrl(
   releaseUrl: string,
   version: string,
   architecture: string,
@@ -84,9 +84,9 @@ export function packageUrl(
  * server (MOUNTFLEET_MOUNTPOINT_RELEASE_URL) cannot fill the agent's memory or disk before gpg has looked:
  * mount-s3 1.24's packages are about 10 MB, a detached armored signature under 1 KB, the key file a few KB.
  */
-export const MAX_PACKAGE_BYTES = 256 * 1024 * 1024;
+const MAX_PACKAGE_BYTES = 256 * 1024 * 1024;
 export const MAX_SIGNATURE_BYTES = 64 * 1024;
-export const MAX_KEYS_BYTES = 1024 * 1024;
+const MAX_KEYS_BYTES = 1024 * 1024;
 
 /**
  * GET `url` into `file`, streamed (never held in memory whole), refused past `maxBytes` (by its
@@ -116,7 +116,7 @@ export async function download(url: string, file: string, maxBytes: number): Pro
  * Verifies `file` against `signature` with only the key in `keysFile`, whose primary fingerprint must be
  * `fingerprint`. Throws SignatureError otherwise.
  */
-export async function verifySignature(
+async function verifySignature(
   file: string,
   signature: string,
   keysFile: string,
@@ -159,7 +159,7 @@ export async function verifySignature(
 }
 
 /** The system package manager: dnf, yum or apt-get, whichever exists. */
-export const systemInstallPackage = async (file: string, format: PackageFormat): Promise<void> => {
+const systemInstallPackage = async (file: string, format: PackageFormat): Promise<void> => {
   if (format === 'deb') {
     await execCommand('apt-get', ['install', '-y', file]);
   } else if (existsSync('/usr/bin/dnf')) {

@@ -78,7 +78,7 @@ export const DEFAULT_METRICS_RELAY_LIMITS: MetricsRelayLimits = {
 };
 
 /** Why an export was not taken (`stats().refused`, and the `reason` of `metrics-relay-export-refused`). */
-export type RefusalReason =
+type RefusalReason =
   /** 415: a content-encoding other than gzip (or none). */
   | 'unsupported-encoding'
   /** 413: over `maxBodyBytes`, `maxInflatedBytes` or the decoder's caps. */
@@ -90,7 +90,7 @@ export type RefusalReason =
   /** No answer possible: the sender went away, or took longer than `requestTimeoutMs`, before its body ended. */
   | 'incomplete';
 
-export interface MetricsRelayStats {
+interface MetricsRelayStats {
   /** Exports held now. */
   readonly inFlight: number;
   /** Exports decoded and counted (then passed on). */
@@ -102,7 +102,7 @@ export interface MetricsRelayStats {
 
 const ROUTE = /^\/mounts\/([^/]{1,255})\/([^/]{1,255})\/v1\/metrics$/;
 
-export interface MetricsRelayOptions {
+interface MetricsRelayOptions {
   /** Where to listen, e.g. `http://127.0.0.1:4319`; port 0 takes any free port. */
   readonly listen: string;
   /** The CloudWatch agent's OTLP/HTTP receiver (`OTLP_ENDPOINT`). */

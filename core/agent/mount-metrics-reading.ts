@@ -59,7 +59,7 @@ export function mountS3Count(processes: readonly ProcessMetrics[]): S3Count {
 }
 
 /** How long a reading waits for Mountpoint's next export: two intervals and some slack. */
-export const EXPORT_WAIT_MS = (2 * OTLP_EXPORT_INTERVAL_SECONDS + 5) * 1000;
+const EXPORT_WAIT_MS = (2 * OTLP_EXPORT_INTERVAL_SECONDS + 5) * 1000;
 
 /** A reading cannot be taken; `message` says why, for the user. */
 export class MountMetricsUnavailable extends Error {

@@ -11,16 +11,16 @@ import { prepareCacheDirectory } from './cache-volume-setup';
 import { execCommand, type CommandRunner } from './command-runner';
 
 /** Mountpoint waits 30 s for its own mount; we allow a little more before calling it a failure. */
-export const READY_TIMEOUT_MS = 35_000;
+const READY_TIMEOUT_MS = 35_000;
 /** First restart after a crash within 125-250 ms, doubling per failed try up to 30 s. */
-export const RESTART_INITIAL_MS = 250;
-export const RESTART_MAX_MS = 30_000;
+const RESTART_INITIAL_MS = 250;
+const RESTART_MAX_MS = 30_000;
 /** A process that stayed up this long crashed on its own: its restart backoff starts over. */
-export const STABLE_RUN_MS = 60_000;
+const STABLE_RUN_MS = 60_000;
 /** SIGTERM first; a process still running after this gets SIGKILL. */
-export const STOP_TIMEOUT_MS = 10_000;
+const STOP_TIMEOUT_MS = 10_000;
 
-export interface SupervisedSpec {
+interface SupervisedSpec {
   readonly key: string;
   readonly mountPoint: string;
   /** Mountpoint's arguments in background form; the supervisor adds --foreground. */
@@ -30,7 +30,7 @@ export interface SupervisedSpec {
   readonly cacheDirectory?: string;
 }
 
-export type SupervisorEvent =
+type SupervisorEvent =
   | { type: 'ready'; key: string; pid: number; mountId: number; restarts: number }
   | { type: 'exited'; key: string; code: number | null; signal: string | null; stderr: string }
   | { type: 'restart-scheduled'; key: string; inMs: number }

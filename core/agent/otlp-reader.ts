@@ -21,7 +21,7 @@
  *   valid but huge export is refused with OtlpLimitError instead of filling the agent's memory.
  */
 
-export type Temporality = 'delta' | 'cumulative' | 'unspecified';
+type Temporality = 'delta' | 'cumulative' | 'unspecified';
 
 /** One data point of one metric. */
 export interface MetricPoint {
@@ -66,7 +66,7 @@ export interface OtlpLimits {
   readonly maxAttributesPerPoint: number;
 }
 
-export const DEFAULT_OTLP_LIMITS: OtlpLimits = { maxPoints: 500, maxAttributesPerPoint: 8 };
+const DEFAULT_OTLP_LIMITS: OtlpLimits = { maxPoints: 500, maxAttributesPerPoint: 8 };
 
 /** The body is not an OTLP metrics request. */
 export class OtlpDecodeError extends Error {

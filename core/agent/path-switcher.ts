@@ -10,7 +10,7 @@ import { mkdirSync } from 'node:fs';
 import { untrustedConfiguredPathProblem, mountStack, sameMount, topMount, type MountEntry } from '../system';
 import { execCommand, type CommandRunner } from './command-runner';
 
-export interface Layer {
+interface Layer {
   /** The directory bound onto the user's path (a Mountpoint process's mount point). */
   readonly target: string;
   /** Mount ID of the bind on the user's path. */

@@ -24,7 +24,7 @@ import { MountAgent, type AgentOptions } from './mount-agent';
 import { handleAutoScalingTermination } from './termination-hook';
 
 /** What `mountfleet up` was asked to do. */
-export interface AgentRunRequest {
+interface AgentRunRequest {
   /** `--config`; else MOUNTFLEET_CONFIG, else /etc/mountfleet/agent.json. */
   readonly configFile?: string;
   /** `--supervise`: run and supervise the mounts in this process instead of systemd units. */
@@ -33,7 +33,7 @@ export interface AgentRunRequest {
   readonly install: boolean;
 }
 
-export interface AgentRunHooks {
+interface AgentRunHooks {
   /**
    * Hooks SIGTERM and SIGINT, called once the mounts are about to start (a signal before that ends the
    * process as usual); `onSignal` stops the agent. The handlers are disposed of when the run ends.
@@ -42,7 +42,7 @@ export interface AgentRunHooks {
 }
 
 /** `start-failed`: a mount did not come up (logged), and what had started was stopped again. */
-export type AgentRunOutcome = 'stopped' | 'start-failed';
+type AgentRunOutcome = 'stopped' | 'start-failed';
 
 type AgentPaths = ReturnType<typeof agentPaths>;
 

@@ -11,8 +11,8 @@ import {
 } from '../contract';
 import { type ProcessPlan } from '../tuner';
 
-export const FUSERMOUNT = '/usr/bin/fusermount';
-export const INSTALL = '/usr/bin/install';
+const FUSERMOUNT = '/usr/bin/fusermount';
+const INSTALL = '/usr/bin/install';
 
 /** Escapes one argument for ExecStart=: `%` starts a specifier, `$` a variable, spaces split words. */
 export function systemdArg(arg: string): string {

@@ -15,9 +15,9 @@ import { type InstanceMetadataReader, autoScalingTerminationReader, watchForTerm
 import { activeScratchRuns, type ScratchRunRecord } from '../scratch';
 
 /** Longer than a scratch run's worst case after the notice: 10 s grace, 5 s kill wait, 180 s teardown. */
-export const DEFAULT_SCRATCH_WAIT_MS = 240_000;
+const DEFAULT_SCRATCH_WAIT_MS = 240_000;
 
-export interface TerminationHookOptions {
+interface TerminationHookOptions {
   readonly imds: InstanceMetadataReader;
   readonly autoScaling: AutoScalingClient;
   /** From agent.json `lifecycleHook.name`. */
@@ -37,7 +37,7 @@ export interface TerminationHookOptions {
   readonly scratchWaitMs?: number;
 }
 
-export type TerminationHookOutcome = 'not-terminating' | 'completed' | 'not-completed';
+type TerminationHookOutcome = 'not-terminating' | 'completed' | 'not-completed';
 
 /** Watches until Auto Scaling terminates the instance (then cleans up and completes the hook) or the signal. */
 export async function handleAutoScalingTermination(

@@ -4,7 +4,7 @@
  * A worker takes a slot before it starts a batch; the consumer frees one when it takes a batch.
  */
 
-export interface Batch {
+interface Batch {
   readonly samples: number;
   readonly bytes: number;
 }

@@ -20,7 +20,7 @@ export interface LatencyBenchRequest {
   readonly createBuckets: boolean;
 }
 
-export interface LatencyBenchResult {
+interface LatencyBenchResult {
   readonly rows: readonly LatencyRow[];
   readonly csv: string;
   readonly svg: string;

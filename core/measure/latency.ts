@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { summarize, type Summary } from './stats';
 
 /** 1 B to 100 MB in x10 steps. */
-export const LATENCY_SIZES: readonly number[] = Array.from({ length: 9 }, (_, i) => 10 ** i);
+const LATENCY_SIZES: readonly number[] = Array.from({ length: 9 }, (_, i) => 10 ** i);
 
 export interface LatencyTarget {
   /** Shown in the CSV and the plot, e.g. `standard` or `express`. */
@@ -23,7 +23,7 @@ export interface LatencyRow extends Summary {
   readonly sizeBytes: number;
 }
 
-export interface LatencyOptions {
+interface LatencyOptions {
   readonly targets: readonly LatencyTarget[];
   readonly sizes?: readonly number[];
   /** Timed requests per size and operation. @default 10 */

@@ -1,12 +1,12 @@
 /**
- * Read throughput of a mounted path, in the seed's three scenarios: many small files read in parallel
+ * Read throughput of a mounted path, in three scenarios: many small files read in parallel
  * (latency-bound, like a data loader), large files read sequentially (prefetch-bound), and both
  * repeated over epochs (what a cache changes: epoch 2 onwards). Reports files/s and MiB/s per epoch.
  */
 import { open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 
-export interface ReadBenchOptions {
+interface ReadBenchOptions {
   readonly path: string;
   /** Files at or above this size are "large" and read sequentially. @default 8 MiB */
   readonly largeMinBytes?: number;
@@ -21,7 +21,7 @@ export interface ReadBenchOptions {
   readonly onResult?: (result: ReadResult) => void;
 }
 
-export interface ReadResult {
+interface ReadResult {
   readonly epoch: number;
   readonly scenario: 'small-parallel' | 'large-sequential';
   readonly files: number;
@@ -31,7 +31,7 @@ export interface ReadResult {
   readonly mibPerSecond: number;
 }
 
-export interface FileInfo {
+interface FileInfo {
   readonly path: string;
   readonly size: number;
 }
@@ -48,7 +48,7 @@ export async function listFilePaths(dir: string): Promise<string[]> {
 }
 
 /** Every regular file below `dir` with its size, in path order. */
-export async function listFiles(dir: string): Promise<FileInfo[]> {
+async function listFiles(dir: string): Promise<FileInfo[]> {
   return Promise.all(
     (await listFilePaths(dir)).map(async (path) => ({ path, size: (await stat(path)).size })),
   );

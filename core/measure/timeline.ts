@@ -31,7 +31,7 @@ export function sparkline(percent: readonly number[]): string {
   return percent.map((p) => BARS[Math.min(BARS.length - 1, Math.floor((p / 100) * BARS.length))]).join('');
 }
 
-export interface TimelineSeries {
+interface TimelineSeries {
   readonly label: string;
   readonly busyPercentBySecond: readonly number[];
 }

@@ -12,7 +12,7 @@ import { summaryKey, type ShardSummary } from '../shard';
 
 export type SampleFormat = 'files' | 'tar';
 
-export interface TarShard {
+interface TarShard {
   readonly path: string;
   /** Members (samples), from shards.json. */
   readonly samples: number;
@@ -33,7 +33,7 @@ export type DataSet =
     };
 
 /** The path holds no usable data set: bad input, reported before anything is read (exit 2, naming --path). */
-export class DataSetError extends UsageError {
+class DataSetError extends UsageError {
   override readonly name = 'DataSetError';
 
   constructor(problem: string) {
@@ -94,7 +94,7 @@ export async function findDataSet(path: string, format: SampleFormat, limit?: nu
 }
 
 /** What reading a shard reports, as it happens. */
-export interface ShardReader {
+interface ShardReader {
   /** Each member's size, after its bytes are read; awaited before reading on (a full queue holds the reader). */
   readonly onSample: (bytes: number) => Promise<void>;
   /** Bytes read from the file: members, headers and padding. */

@@ -34,7 +34,7 @@ export interface TrainBenchStart {
   readonly notMountpoint?: MountEntry;
 }
 
-export interface TrainBenchHooks {
+interface TrainBenchHooks {
   /** The data set is found and checked; nothing is read yet. */
   readonly onStart: (start: TrainBenchStart) => void;
   /** Where the S3 counts come from, once known. */
@@ -47,7 +47,7 @@ export interface TrainBenchHooks {
 }
 
 /** The `--json` document. */
-export interface TrainBenchReport {
+interface TrainBenchReport {
   readonly path: string;
   readonly mount?: { readonly mountPoint: string; readonly fsType: string };
   readonly sampleFormat: SampleFormat;

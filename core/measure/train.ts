@@ -12,7 +12,7 @@ import { readShard, type DataSet } from './train-data';
 import { systemClock, type Clock } from '../common';
 import { s3CountBetween, type S3Count } from '../agent';
 
-export interface TrainOptions {
+interface TrainOptions {
   readonly dataSet: DataSet;
   readonly batchSize: number;
   readonly workers: number;
@@ -45,7 +45,7 @@ export interface EpochResult {
   /** Bytes read from the mount (for tar: members, headers and padding). */
   readonly bytes: number;
   readonly seconds: number;
-  /** Batches per second: the demo's it/s. */
+  /** Batches per second: the it/s a training loop reports. */
   readonly itPerSecond: number;
   readonly samplesPerSecond: number;
   readonly megabytesPerSecond: number;

@@ -10,7 +10,7 @@ import { checkDirectory } from './train-data';
 import { type WarmFile, type WarmProgress, type WarmResult, filesToWarm, sizeFiles, warm } from './warm';
 
 /** What `warm` was asked to do (its flags, read). */
-export interface WarmRequest {
+interface WarmRequest {
   /** An absolute path. */
   readonly path: string;
   /** Warm only the files this file lists. */
@@ -21,7 +21,7 @@ export interface WarmRequest {
   readonly runDir: string;
 }
 
-export interface WarmHooks {
+interface WarmHooks {
   /** Why S3 requests are not counted (once). */
   readonly onS3NotCounted: (reason: string) => void;
   /** What the user should know about the caches, before the reading starts. */

@@ -29,7 +29,7 @@ export interface WarmResult extends WarmProgress {
 }
 
 /** A manifest that cannot be used: bad input, reported before anything is read (exit 2, naming --manifest). */
-export class ManifestError extends UsageError {
+class ManifestError extends UsageError {
   override readonly name = 'ManifestError';
 
   constructor(problem: string) {
@@ -41,7 +41,7 @@ export class ManifestError extends UsageError {
  * The files a manifest lists: one path per line, relative to `dir` (or absolute inside it); blank lines
  * and lines starting with `#` are skipped. A path outside `dir` is refused with its line number.
  */
-export async function readManifest(manifest: string, dir: string): Promise<string[]> {
+async function readManifest(manifest: string, dir: string): Promise<string[]> {
   let text: string;
   try {
     text = await readFile(manifest, 'utf8');

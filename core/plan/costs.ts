@@ -5,7 +5,7 @@
 import { HOURS_PER_MONTH, type RegionPrices } from './prices';
 
 /** Throughput every gp3 volume includes; more is provisioned and paid per MB/s-month. */
-export const GP3_INCLUDED_MIB_PER_S = 125;
+const GP3_INCLUDED_MIB_PER_S = 125;
 
 export interface CostOption {
   readonly option: 'efs-one-zone-bursting' | 'efs-one-zone-elastic' | 'ebs-gp3-used' | 'ebs-gp3-2x';
@@ -39,7 +39,7 @@ function gp3(sizeGib: number, movedGib: number, runSeconds: number, prices: Regi
 }
 
 /** What the costs depend on: the bytes moved, the storage curve and the burst credit of the run. */
-export interface CostInput {
+interface CostInput {
   readonly totals: { readonly readGib: number; readonly writeGib: number };
   readonly storage: { readonly peakGib: number; readonly gibHours: number };
   readonly bursting: {

@@ -6,7 +6,7 @@ import { formatDuration } from '../common';
  * A plain-text table, columns two spaces apart. `align` has one letter per column, `l` or `r`
  * (default: first column left, the others right, as for numbers).
  */
-export function renderTable(
+function renderTable(
   header: readonly string[],
   rows: readonly (readonly string[])[],
   align = 'l' + 'r'.repeat(header.length - 1),

@@ -25,13 +25,13 @@ import {
 } from './workload';
 
 export const INITIAL_BURST_CREDIT_GIB = 2.1 * 1024;
-export const BASELINE_KIB_PER_S_PER_GIB = 50;
-export const MIN_BASELINE_MIB_PER_S = 1;
-export const BURST_MIB_PER_S_PER_TIB = 100;
+const BASELINE_KIB_PER_S_PER_GIB = 50;
+const MIN_BASELINE_MIB_PER_S = 1;
+const BURST_MIB_PER_S_PER_TIB = 100;
 /** Reads are metered at one third of their bytes (writes and metadata in full). */
 export const READ_METERING_FACTOR = 1 / 3;
 
-export interface StepResult {
+interface StepResult {
   readonly name: string;
   readonly readGib: number;
   readonly writeGib: number;
@@ -42,7 +42,7 @@ export interface StepResult {
   readonly timeGiven: boolean;
 }
 
-export interface Exhaustion {
+interface Exhaustion {
   readonly inputMbps: number;
   /** Credit spent per hour of input content at this bit rate. */
   readonly meteredGibPerContentHour: number;

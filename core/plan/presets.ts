@@ -9,7 +9,7 @@ import type { Step } from './workload';
  * bit rates, so this is a stated assumption: a common ladder (0.2 / 0.4 / 0.8 / 1.2 / 2.5 / 5 Mbps).
  * Outputs are 0.5-3% of the volume of this pipeline, so a different ladder moves the result little.
  */
-export const H264_LADDER_MBPS: Readonly<Record<string, number>> = {
+const H264_LADDER_MBPS: Readonly<Record<string, number>> = {
   '144p': 0.2,
   '240p': 0.4,
   '360p': 0.8,
@@ -23,11 +23,11 @@ export const H264_LADDER_MBPS: Readonly<Record<string, number>> = {
  * audio-only ffmpeg run demuxes just these samples (the measured audio step took 28 s, far too short to
  * read the whole 30 GiB input on either storage), so that is what the audio step reads.
  */
-export const PCM_AUDIO_MBPS = (48000 * 24 * 2) / 1e6;
+const PCM_AUDIO_MBPS = (48000 * 24 * 2) / 1e6;
 /** AAC output of the audio step. */
-export const AAC_AUDIO_MBPS = 0.128;
+const AAC_AUDIO_MBPS = 0.128;
 
-export interface Preset {
+interface Preset {
   readonly description: string;
   readonly steps: readonly Step[];
 }

@@ -13,7 +13,7 @@ import { UsageError } from '../common';
 
 export const HOURS_PER_MONTH = 720;
 
-export const regionPricesSchema = z
+const regionPricesSchema = z
   .object({
     region: z.string(),
     /** When the figures were taken (YYYY-MM or YYYY-MM-DD). */
@@ -42,7 +42,7 @@ export const PRICE_KEYS = [
   'ebsGp3StorageGbMonth',
   'ebsGp3ThroughputMbpsMonth',
 ] as const;
-export type PriceKey = (typeof PRICE_KEYS)[number];
+type PriceKey = (typeof PRICE_KEYS)[number];
 
 export const BUILT_IN_PRICES: Record<string, RegionPrices> = {
   'us-east-1': {
@@ -75,7 +75,7 @@ export const BUILT_IN_PRICES: Record<string, RegionPrices> = {
 };
 
 /** No prices for the region, or a price file or override that cannot be used (exit 2). */
-export class PriceError extends UsageError {}
+class PriceError extends UsageError {}
 
 /**
  * The prices for a run: the built-in entry for `region` (or the file, which replaces it), then each

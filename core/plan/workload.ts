@@ -44,7 +44,7 @@ export class WorkloadError extends UsageError {}
 
 const NONE: Quantity = { kind: 'size', gib: 0 };
 
-export function parseQuantity(text: string): Quantity {
+function parseQuantity(text: string): Quantity {
   const t = text.trim();
   const multiple = /^(\d+(?:\.\d+)?)x?$/i.exec(t);
   if (multiple) return { kind: 'input', multiple: Number(multiple[1]) };

@@ -1,7 +1,7 @@
 /**
  * Packs the small objects under an S3 prefix into large TAR shards, so a training job reads a few big
- * sequential objects instead of thousands of small ones (the seed: ~10 requests instead of 16,000 a
- * minute, GPUs at 100%).
+ * sequential objects instead of thousands of small ones (in the public Mountpoint demo docs/training.md
+ * reproduces: about 10 requests a minute instead of 16,000, and the GPU busy all the time).
  *
  * Layout under the destination prefix and the grouping into shards: layout.ts.
  *
@@ -40,7 +40,7 @@ export interface ShardResult extends ShardSummary {
   readonly seconds: number;
 }
 
-export interface ShardOptions {
+interface ShardOptions {
   readonly s3: S3Client;
   readonly bucket: string;
   readonly prefix: string;

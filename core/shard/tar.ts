@@ -6,13 +6,13 @@
  * back with tar-stream's independent extractor (`mountfleet shard verify`), which keeps this honest.
  */
 
-export const BLOCK = 512;
+const BLOCK = 512;
 /** Two zero blocks end an archive. */
 export const END_OF_ARCHIVE = Buffer.alloc(2 * BLOCK);
 /** ustar's 11 octal digits hold sizes below 8 GiB; larger members carry a pax `size` record. */
 const USTAR_MAX_SIZE = 0o77777777777;
 
-export interface TarMember {
+interface TarMember {
   readonly name: string;
   readonly size: number;
   /** Modification time, seconds since the epoch. */

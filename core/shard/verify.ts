@@ -14,7 +14,7 @@ import { listSource, manifestKey, summaryKey, type ManifestEntry, type ShardSumm
 
 export type SourceCheck = 'none' | 'listing' | 'content';
 
-export interface VerifyOptions {
+interface VerifyOptions {
   readonly s3: S3Client;
   readonly bucket: string;
   readonly destPrefix: string;
