@@ -236,7 +236,7 @@ function resolveStack(stackName: string, s: StackSettings, source: string, at: s
 }
 
 /** What the app reads from CDK context (`node.tryGetContext`). */
-export interface ContextReader {
+interface ContextReader {
   tryGetContext(key: string): unknown;
 }
 

@@ -32,7 +32,7 @@ export interface ClientOptions {
 }
 
 /** Defaults chosen for control-plane calls: a few retries, fail fast on dead endpoints. */
-export const DEFAULT_CLIENT_OPTIONS = {
+const DEFAULT_CLIENT_OPTIONS = {
   maxAttempts: 5,
   retryMode: 'adaptive',
   connectionTimeoutMs: 3000,
@@ -109,7 +109,7 @@ export function s3Client(options?: ClientOptions): S3Client {
 }
 
 /** S3 Express One Zone directory bucket names end in this (`base--<azid>--x-s3`). */
-export const DIRECTORY_BUCKET_SUFFIX = '--x-s3';
+const DIRECTORY_BUCKET_SUFFIX = '--x-s3';
 
 export function isDirectoryBucket(bucket: string): boolean {
   return bucket.endsWith(DIRECTORY_BUCKET_SUFFIX);

@@ -14,7 +14,7 @@ export interface EmfMetric {
 }
 
 /** One observation: the namespace, the dimension values (all of them form the one dimension set) and metrics. */
-export interface EmfLine {
+interface EmfLine {
   readonly namespace: string;
   readonly dimensions: Readonly<Record<string, string>>;
   readonly metrics: readonly EmfMetric[];
@@ -23,7 +23,7 @@ export interface EmfLine {
 }
 
 /** The line as CloudWatch reads it. */
-export function emfLine(line: EmfLine): string {
+function emfLine(line: EmfLine): string {
   return JSON.stringify({
     _aws: {
       Timestamp: line.timestamp,

@@ -1,6 +1,6 @@
 export { abortAfter } from './abort';
 export { type Clock, backoffDelay, systemClock } from './clock';
-export { appendEmfLine, emfLine, type EmfLine, type EmfMetric } from './emf';
+export { appendEmfLine, type EmfMetric } from './emf';
 export {
   EXIT_STATUS,
   InUseError,
@@ -28,4 +28,4 @@ export {
   wholeNumberFromText,
   wholeNumberRule,
 } from './whole-number';
-export { PollTimeout, pollUntil, type PollOptions, type PollResult } from './wait';
+export { PollTimeout, pollUntil, type PollResult } from './wait';

@@ -5,7 +5,7 @@
  * and bit rates are decimal as in every codec specification (1 Mbps = 10^6 bit/s).
  */
 
-export const KIB = 1024;
+const KIB = 1024;
 export const MIB = 1024 ** 2;
 export const GIB = 1024 ** 3;
 export const TIB = 1024 ** 4;

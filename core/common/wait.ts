@@ -5,7 +5,7 @@
 import { backoffDelay, systemClock, type Clock } from './clock';
 
 /** Bounds and poll intervals of a wait. */
-export interface PollOptions {
+interface PollOptions {
   readonly clock?: Clock;
   /** Aborting ends the wait at once (the sleep is cut short); pollUntil then throws the signal's reason. */
   readonly signal?: AbortSignal;

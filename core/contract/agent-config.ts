@@ -73,7 +73,7 @@ export const checkedString = (check: (value: string) => string | undefined) =>
   });
 const mountPath = checkedString(checkMountPath);
 
-export const mountSchema = z
+const mountSchema = z
   .object({
     bucket: z.string().regex(BUCKET_NAME_PATTERN, 'must be an S3 bucket name (3-63 lower-case characters)'),
     prefix: checkedString(checkMountPrefix).default(''),

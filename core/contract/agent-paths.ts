@@ -12,9 +12,9 @@ import { METRICS_RELAY_ENDPOINT } from './metric-names';
 export const DEFAULT_RUN_DIR = '/run/mountfleet';
 
 /** Where `up` writes the CloudWatch agent's config (relative to MOUNTFLEET_SYSTEM_ROOT). */
-export const CLOUDWATCH_AGENT_CONFIG_PATH = 'etc/mountfleet/cloudwatch-agent.json';
+const CLOUDWATCH_AGENT_CONFIG_PATH = 'etc/mountfleet/cloudwatch-agent.json';
 
-export interface AgentPaths {
+interface AgentPaths {
   readonly mountS3: string;
   readonly runDir: string;
   readonly systemRoot: string;

@@ -13,7 +13,7 @@
  * resumes: the agent tears it down on the notice and the reaper treats a stopped owner as having let go.
  */
 
-export type OwnerState = 'gone' | 'going' | 'stopped' | 'alive';
+type OwnerState = 'gone' | 'going' | 'stopped' | 'alive';
 
 const EC2_INSTANCE_STATES: Readonly<Record<string, OwnerState>> = {
   pending: 'alive',

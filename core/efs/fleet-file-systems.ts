@@ -8,7 +8,7 @@
 import { DescribeFileSystemsCommand, type EFSClient, type FileSystemDescription } from '@aws-sdk/client-efs';
 import { creationTokenPrefix, TAG_FLEET } from '../contract';
 
-export const DESCRIBE_FILE_SYSTEMS_PAGE = 100;
+const DESCRIBE_FILE_SYSTEMS_PAGE = 100;
 
 /** The value of a tag on a described resource. */
 export function tagValue(
@@ -38,7 +38,7 @@ export async function listFleetFileSystemDescriptions(
 }
 
 /** The tag AWS puts on a file system while its automatic backups are on. */
-export const DEFAULT_BACKUP_TAG = 'aws:elasticfilesystem:default-backup';
+const DEFAULT_BACKUP_TAG = 'aws:elasticfilesystem:default-backup';
 
 /**
  * Why a file system carrying the fleet tag is still not the fleet's scratch, or undefined when it is. The

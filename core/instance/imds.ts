@@ -27,13 +27,13 @@ export interface InstanceIdentity {
   readonly availabilityZoneId: string;
 }
 
-export interface SpotInstanceAction {
+interface SpotInstanceAction {
   readonly action: 'terminate' | 'stop' | 'hibernate';
   /** When EC2 will act (about two minutes after the notice appears). */
   readonly time: Date;
 }
 
-export interface MetadataServiceOptions {
+interface MetadataServiceOptions {
   /** Overrides AWS_EC2_METADATA_SERVICE_ENDPOINT. */
   readonly endpoint?: string;
   /** Per HTTP request, token fetch included. @default 1000 */
@@ -57,7 +57,7 @@ export interface InstanceMetadataReader {
 }
 
 /** An IMDS answer other than 200 or 404 (after retries), or the endpoint not answering at all. */
-export class MetadataServiceError extends Error {
+class MetadataServiceError extends Error {
   constructor(
     message: string,
     readonly statusCode?: number,

@@ -23,7 +23,7 @@ export class UnknownInstanceTypeError extends Error {
 }
 
 /** Converts one DescribeInstanceTypes entry; undefined when it lacks the network facts we need. */
-export function factsFromApi(info: InstanceTypeInfo): InstanceTypeFacts | undefined {
+function factsFromApi(info: InstanceTypeInfo): InstanceTypeFacts | undefined {
   const cards = (info.NetworkInfo?.NetworkCards ?? [])
     .filter((c) => c.BaselineBandwidthInGbps !== undefined && c.PeakBandwidthInGbps !== undefined)
     .map((c) => ({

@@ -49,7 +49,7 @@ export function terminationNoticeReader(
   };
 }
 
-export interface WatchOptions {
+interface WatchOptions {
   readonly clock: Clock;
   /** @default TERMINATION_POLL_MS */
   readonly pollMs?: number;

@@ -75,7 +75,7 @@ export type OwnerEvidence =
   /** DescribeInstances failed: never evidence that the owner is gone. */
   | { readonly kind: 'lookup-failed'; readonly error: string };
 
-export interface Evidence {
+interface Evidence {
   readonly connections?: ConnectionEvidence;
   readonly owner?: OwnerEvidence;
 }
@@ -106,7 +106,7 @@ export interface DecisionContext {
   readonly goneInstance?: GoneInstance;
 }
 
-export type Action = 'delete' | 'mark' | 'unmark' | 'keep';
+type Action = 'delete' | 'mark' | 'unmark' | 'keep';
 export interface Decision {
   readonly action: Action;
   readonly reason: string;
@@ -134,7 +134,7 @@ function minutesBetween(from: number, to: number): number {
   return Math.floor((to - from) / MINUTE);
 }
 
-export function parseMark(value: string | undefined): number | undefined {
+function parseMark(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const t = Date.parse(value);
   return Number.isFinite(t) ? t : undefined;

@@ -5,7 +5,7 @@
 import { endsScratchJob, ownerStateOfInstance, ownerStateOfNotice } from '../contract';
 import { INSTANCE_ID_PATTERN } from './decide';
 
-export type ReaperTrigger =
+type ReaperTrigger =
   | { readonly kind: 'schedule' }
   | {
       readonly kind: 'instance-gone';

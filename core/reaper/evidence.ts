@@ -31,9 +31,9 @@ import {
 } from '../contract';
 import { type ConnectionEvidence, type FileSystemFacts, type OwnerEvidence } from './decide';
 
-export const METRIC_QUERIES_PER_CALL = 500;
-export const INSTANCE_FILTER_VALUES_PER_CALL = 200;
-export const INSTANCES_PER_PAGE = 1000;
+const METRIC_QUERIES_PER_CALL = 500;
+const INSTANCE_FILTER_VALUES_PER_CALL = 200;
+const INSTANCES_PER_PAGE = 1000;
 
 /**
  * Every file system tagged `mountfleet:fleet` = fleetId; others are dropped here and never looked at again.
@@ -44,7 +44,7 @@ export async function listFleetFileSystems(efs: EFSClient, fleetId: string): Pro
 }
 
 /** What the reaper's decisions read from one DescribeFileSystems entry. */
-export function factsOf(fs: FileSystemDescription, fleetId: string): FileSystemFacts {
+function factsOf(fs: FileSystemDescription, fleetId: string): FileSystemFacts {
   return {
     id: fs.FileSystemId!,
     arn: fs.FileSystemArn,
@@ -76,7 +76,7 @@ export async function describeFacts(
   return fs === undefined || fs.LifeCycleState === 'deleted' ? undefined : factsOf(fs, fleetId);
 }
 
-export interface MetricWindow {
+interface MetricWindow {
   readonly start: Date;
   readonly end: Date;
 }

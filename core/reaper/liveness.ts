@@ -41,7 +41,7 @@ export interface LivenessClients {
   readonly cloudwatch: CloudWatchClient;
 }
 
-export type RunLiveness =
+type RunLiveness =
   /** DescribeFileSystems does not find it (any more). */
   | { readonly status: 'gone' }
   | {

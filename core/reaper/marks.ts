@@ -13,9 +13,9 @@ import { errorText } from '../common';
 import { TAG_MARKED_IDLE_AT } from '../contract';
 
 /** TagResources and UntagResources take at most this many ARNs. */
-export const TAGGING_ARNS_PER_CALL = 20;
+const TAGGING_ARNS_PER_CALL = 20;
 
-export interface Markable {
+interface Markable {
   readonly id: string;
   /** The file system's ARN (DescribeFileSystems `FileSystemArn`). */
   readonly arn?: string;

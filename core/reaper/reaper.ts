@@ -55,7 +55,7 @@ export interface ReaperClients {
 export type Outcome = 'deleted' | 'marked' | 'unmarked' | 'kept' | 'foreign' | 'failed';
 
 /** One line per file system: what was decided, why, and what came of it. */
-export interface DecisionRecord {
+interface DecisionRecord {
   readonly fileSystemId: string;
   readonly action: Decision['action'];
   readonly outcome: Outcome;
@@ -63,7 +63,7 @@ export interface DecisionRecord {
   readonly dryRun: boolean;
 }
 
-export interface ReapOptions {
+interface ReapOptions {
   readonly clock?: Clock;
   /** Event fast path: only this instance's file systems are considered, and its going is the owner evidence. */
   readonly goneInstance?: GoneInstance;
@@ -77,7 +77,7 @@ export interface ReapOptions {
   readonly onProgress?: (message: string) => void;
 }
 
-export const DEFAULT_REAP_CONCURRENCY = 4;
+const DEFAULT_REAP_CONCURRENCY = 4;
 
 /** A dry run reports what it would have done under the same lists as a real run. */
 const DRY_RUN_OUTCOME: Record<Decision['action'], Outcome> = {

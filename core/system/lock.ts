@@ -15,7 +15,7 @@ import { closeSync, ftruncateSync, openSync, readFileSync, writeSync } from 'nod
 /** Exit status of `flock -n` / `flock -w` when the lock is held by someone else. */
 const FLOCK_BUSY = 1;
 
-export interface LockOptions {
+interface LockOptions {
   /** What the holder writes into the file, for the message a refused run prints. */
   readonly holder: string;
   /** Wait at most this long for the lock (0: refuse at once); without it, wait as long as it takes. */
@@ -24,7 +24,7 @@ export interface LockOptions {
   readonly signal?: AbortSignal;
 }
 
-export type LockResult =
+type LockResult =
   /** `fd` is the descriptor the lock lives on: a process it is passed to holds the lock too. */
   | { readonly status: 'held'; readonly fd: number; release(): void }
   /** Someone else holds it; `holder` is what they wrote into the file (may be empty while they write it). */

@@ -6,16 +6,16 @@
 import { join } from 'node:path';
 import type { InstanceTypeFacts } from './instance-facts';
 
-export const INSTANCE_STORE_MOUNT_POINT = '/mnt/mountfleet-cache';
-export const ROOT_CACHE_DIRECTORY = '/var/cache/mountfleet';
+const INSTANCE_STORE_MOUNT_POINT = '/mnt/mountfleet-cache';
+const ROOT_CACHE_DIRECTORY = '/var/cache/mountfleet';
 export const RAID_DEVICE = '/dev/md/mountfleet-cache';
 /** Largest share of the root volume's free space the cache may take, and an absolute cap. */
-export const ROOT_CACHE_FRACTION = 0.25;
-export const ROOT_CACHE_CAP_MIB = 20 * 1024;
+const ROOT_CACHE_FRACTION = 0.25;
+const ROOT_CACHE_CAP_MIB = 20 * 1024;
 /** Below this a data cache is not worth having: metadata caching only. */
-export const MIN_CACHE_MIB = 1024;
+const MIN_CACHE_MIB = 1024;
 /** Mountpoint's own default keeps 5% free; we keep 10% of the volume for file-system overhead. */
-export const INSTANCE_STORE_USABLE_FRACTION = 0.9;
+const INSTANCE_STORE_USABLE_FRACTION = 0.9;
 /** Free root-volume space assumed when planning for an instance type rather than on an instance (`tune`, EKS). */
 export const DEFAULT_ROOT_FREE_GIB = 20;
 

@@ -58,7 +58,7 @@ export function compareVersions(a: string, b: string): number {
   return 0;
 }
 
-export interface RenderedCommandLine {
+interface RenderedCommandLine {
   /** Arguments after the program name: flags, then BUCKET DIRECTORY as Mountpoint's usage shows. */
   readonly args: string[];
   /** Flags left out because the pinned release predates them. */

@@ -13,7 +13,7 @@ export interface CsiProblem {
 }
 
 /** Keys the driver reads from `volumeAttributes` that a user may set (bucketName comes from the bucket). */
-export const CSI_USER_VOLUME_ATTRIBUTES = [
+const CSI_USER_VOLUME_ATTRIBUTES = [
   'authenticationSource',
   'stsRegion',
   'cache',

@@ -25,14 +25,14 @@ import type { InstanceTypeFacts } from './instance-facts';
 import { tuneMounts } from './plan-mounts';
 import type { MountPlan, MountSettings } from './plan-types';
 
-export const CSI_DRIVER = 's3.csi.aws.com';
+const CSI_DRIVER = 's3.csi.aws.com';
 export const CSI_ADDON_NAME = 'aws-mountpoint-s3-csi-driver';
 /** The driver's service account in kube-system, the one its credentials (Pod Identity) attach to. */
 export const CSI_SERVICE_ACCOUNT = 's3-csi-driver-sa';
 /** Node label with the zone ID (`use1-az4`); `topology.kubernetes.io/zone` holds the zone name instead. */
 export const ZONE_ID_LABEL = 'topology.k8s.aws/zone-id';
 /** Mountpoint in driver v2.9.0 and later (the first with --memory-target). */
-export const CSI_DEFAULT_MOUNTPOINT_VERSION = '1.24.0';
+const CSI_DEFAULT_MOUNTPOINT_VERSION = '1.24.0';
 /** `capacity.storage` is required by Kubernetes and ignored by the driver. */
 const NOMINAL_CAPACITY = '1Gi';
 
@@ -132,10 +132,7 @@ export function csiInputProblems(input: CsiPlanInput): CsiProblem[] {
 }
 
 /** The agent's default, `local+express`, where there is an Express cache; `local` where there is none. */
-export function csiCachePolicy(
-  v: CsiVolumeSpec,
-  expressBuckets?: Readonly<Record<string, string>>,
-): CachePolicy {
+function csiCachePolicy(v: CsiVolumeSpec, expressBuckets?: Readonly<Record<string, string>>): CachePolicy {
   return v.cache ?? defaultCachePolicy(Object.keys(expressBuckets ?? {}).length > 0);
 }
 

@@ -13,11 +13,11 @@ import type { InstanceTypeFacts } from './instance-facts';
 import type { Decision, MemoryFacts } from './plan-types';
 
 /** Mountpoint's processes together may use at most this share of memory: the rest is the job's. */
-export const MOUNTPOINT_MEMORY_SHARE = 0.25;
+const MOUNTPOINT_MEMORY_SHARE = 0.25;
 /** `--memory-target` minimum accepted by Mountpoint 1.24.0. */
 export const MIN_MEMORY_TARGET_MIB = 512;
 /** Buffers per CRT connection: two 8 MiB parts in flight (default part size 8 MiB). */
-export const MIB_PER_CONNECTION = 16;
+const MIB_PER_CONNECTION = 16;
 /**
  * Data buffers one process is given at most. Mountpoint's memory use follows its throughput target and
  * open handles, not host memory; the CRT's own default buffer pool stops at 8 GiB (targets above 75 Gbps,
@@ -25,14 +25,14 @@ export const MIB_PER_CONNECTION = 16;
  */
 export const MAX_DATA_BUFFERS_MIB = 8192;
 /** Mountpoint holds back max(128 MiB, target / 8) of --memory-target for metadata and handles (1.24.0). */
-export const MIN_OVERHEAD_MIB = 128;
+const MIN_OVERHEAD_MIB = 128;
 
 /** An instance type's facts as the decisions quote them: their source and the type. */
 function instanceFact(instance: InstanceTypeFacts): string {
   return `${instance.source} ${instance.instanceType}`;
 }
 
-export interface NetworkPlan {
+interface NetworkPlan {
   /** Interfaces each process binds, one per network card; empty when the type has one card or they are unknown. */
   readonly bind: string[];
   /** `--maximum-throughput-gbps` of every process. */

@@ -20,12 +20,11 @@ export {
   toYamlStream,
 } from './csi-volumes';
 export { FALLBACK_INSTANCE_TYPES, type InstanceTypeFacts, closestInstanceTypes } from './instance-facts';
+export { mountNames, planMounts } from './plan-mounts';
 export {
+  type MemoryFacts,
   type MountPlan,
   type ProcessPlan,
   type ProcessRole,
   type TuningPlan,
-  mountNames,
-  planMounts,
-} from './plan-mounts';
-export { type MemoryFacts } from './plan-types';
+} from './plan-types';

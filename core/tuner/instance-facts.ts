@@ -4,7 +4,7 @@
  */
 import { INSTANCE_TYPE_ROWS, INSTANCE_TYPE_SNAPSHOT, type InstanceTypeRow } from './instance-type-table';
 
-export interface NetworkCardFacts {
+interface NetworkCardFacts {
   readonly index: number;
   readonly baselineGbps: number;
   readonly peakGbps: number;
@@ -26,7 +26,7 @@ export interface InstanceTypeFacts {
   readonly source: string;
 }
 
-export const FALLBACK_SOURCE = `built-in table (ec2:DescribeInstanceTypes snapshot of ${INSTANCE_TYPE_SNAPSHOT.date})`;
+const FALLBACK_SOURCE = `built-in table (ec2:DescribeInstanceTypes snapshot of ${INSTANCE_TYPE_SNAPSHOT.date})`;
 
 function factsFromRow(row: InstanceTypeRow): InstanceTypeFacts {
   const [instanceType, architecture, , memoryMiB, cards, baseline, peak, store, perf, flags] = row;

@@ -20,18 +20,18 @@ import {
 import type { Decision, MountPlan, MountSettings, ProcessPlan, ProcessRole, TuningHost } from './plan-types';
 
 /** TTL for mutable datasets with a data cache: Mountpoint's own default with --cache, stated explicitly. */
-export const MUTABLE_METADATA_TTL_SECONDS = 60;
+const MUTABLE_METADATA_TTL_SECONDS = 60;
 /** Share of a failover mount's local cache given to the Express-cached process (the standby gets the rest). */
-export const PRIMARY_CACHE_SHARE = 0.75;
+const PRIMARY_CACHE_SHARE = 0.75;
 /**
  * AWS_MAX_ATTEMPTS for the Express-cached process. Mountpoint uses one client for the cache and the
  * source bucket (default 10 attempts, ~55 s of backoff): handles held on that process while the zone is
  * dark wait out every attempt per block. New opens go to the standby, which keeps the default.
  */
-export const EXPRESS_PROCESS_MAX_ATTEMPTS = 5;
+const EXPRESS_PROCESS_MAX_ATTEMPTS = 5;
 
 /** What the host-wide steps settle for every mount. */
-export interface SharedSettings {
+interface SharedSettings {
   readonly perMountGbps: number;
   readonly memoryTargetMiB: number;
   readonly bind: readonly string[];

@@ -17,16 +17,6 @@ import {
 import { failoverFor, planMount } from './mount-profile';
 import type { MountSettings, TuningHost, TuningPlan } from './plan-types';
 
-export type {
-  Decision,
-  MountPlan,
-  MountSettings,
-  ProcessPlan,
-  ProcessRole,
-  TuningHost,
-  TuningPlan,
-} from './plan-types';
-
 /** /mnt/data/train → mnt-data-train; a numeric suffix separates paths that would collide. */
 export function mountNames(paths: readonly string[]): string[] {
   const seen = new Map<string, number>();
@@ -85,7 +75,7 @@ export function tuneMounts(host: TuningHost, mounts: readonly MountSettings[]): 
 }
 
 /** The host as the agent knows it, with the agent config that holds the mounts, Region and release. */
-export interface TuningInput extends Omit<TuningHost, 'region' | 'mountpointVersion' | 'expressBucket'> {
+interface TuningInput extends Omit<TuningHost, 'region' | 'mountpointVersion' | 'expressBucket'> {
   readonly config: AgentConfig;
 }
 

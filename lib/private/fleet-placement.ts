@@ -8,7 +8,7 @@ import type { IExpressCache, IFleetNetwork, IScratchFileSystems } from '../inter
 import { invalidProp, validateAzIds } from './validation';
 
 /** What the zones of a fleet depend on. */
-export interface ZoneChoice {
+interface ZoneChoice {
   readonly network: IFleetNetwork;
   /** The zones asked for, if any. */
   readonly azIds?: string[];
@@ -95,7 +95,7 @@ export function architectureOf(scope: Construct, instanceTypes: string[]): 'arm6
 }
 
 /** The group's size and On-Demand share. */
-export interface FleetCapacity {
+interface FleetCapacity {
   readonly minCapacity: number;
   readonly maxCapacity: number;
   readonly onDemandPercentageAboveBaseCapacity: number;

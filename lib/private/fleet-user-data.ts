@@ -27,7 +27,7 @@ import {
 import { invalidProp } from './validation';
 
 /** The pre-built agent bundle as an asset of `scope`, and its sha256. */
-export interface AgentBundle {
+interface AgentBundle {
   readonly asset: s3assets.Asset;
   readonly sha256: string;
 }
@@ -59,7 +59,7 @@ export function agentBundle(scope: Construct, role: iam.IGrantable): AgentBundle
 }
 
 /** What goes into {@link fleetUserData}. */
-export interface FleetUserDataOptions {
+interface FleetUserDataOptions {
   readonly bundle: AgentBundle;
   /** agent.json as a deploy-time JSON string. */
   readonly agentConfigJson: string;

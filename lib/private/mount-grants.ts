@@ -6,7 +6,7 @@ import { DIRECTORY_BUCKET_NAME_PATTERN, mountReplacesObjects } from '../../core/
 import { acknowledgeWildcardResource } from './nag';
 
 /** One Mountpoint mount of a bucket prefix, as far as IAM is concerned. */
-export interface BucketMountGrant {
+interface BucketMountGrant {
   readonly bucket: s3.IBucket;
   /** Key prefix (empty: the whole bucket). */
   readonly prefix: string;

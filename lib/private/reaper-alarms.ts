@@ -11,7 +11,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 
 /** What {@link reaperAlarms} watches. */
-export interface ReaperAlarmOptions {
+interface ReaperAlarmOptions {
   readonly fn: lambda.IFunction;
   /** The `Deleted` decision count, one datapoint per schedule interval. */
   readonly deletions: cloudwatch.Metric;

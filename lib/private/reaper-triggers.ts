@@ -10,7 +10,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 
 /** What {@link addReaperTriggers} wires up. */
-export interface ReaperTriggerOptions {
+interface ReaperTriggerOptions {
   readonly fn: lambda.IFunction;
   readonly deadLetterQueue: sqs.IQueue;
   readonly fleetId: string;

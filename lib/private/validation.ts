@@ -46,7 +46,7 @@ export function validateMountPrefix(scope: IConstruct, field: string, prefix: st
  * The AZ ID prefix of a Region (`us-east-1` → `use1`, `ap-southeast-2` → `apse2`, `us-gov-west-1` →
  * `usgw1`): the country code, the first letter of each part of the direction, then the number.
  */
-export function azIdPrefixForRegion(region: string): string | undefined {
+function azIdPrefixForRegion(region: string): string | undefined {
   const m = /^([a-z]{2})-((?:[a-z]+-)*?)([a-z]+)-(\d+)$/.exec(region);
   if (!m) return undefined;
   const [, country, middle, direction, num] = m;
