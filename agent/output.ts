@@ -10,7 +10,13 @@ import {
 } from 'node:fs';
 import { dirname } from 'node:path';
 import { type S3Count } from '../core/agent';
-import { UsageError } from '../core/common';
+import { MIB, UsageError } from '../core/common';
+
+/** Bytes in MiB (2^20) to one decimal, without the unit: `12.3` for `12.3 MiB`. */
+export const mib = (bytes: number) => (bytes / MIB).toFixed(1);
+
+/** Bytes in MB (10^6, as throughput is quoted) to one decimal, without the unit: `12.3` for `12.3 MB`. */
+export const mb = (bytes: number) => (bytes / 1e6).toFixed(1);
 
 /** Prints `value` as the one pretty-printed JSON document a `--json` run writes on stdout. */
 export function printJson(value: unknown): void {

@@ -4,7 +4,7 @@ import { parseBytes, UsageError } from '../../core/common';
 import { benchRead } from '../../core/measure';
 import { parsePositive, parseWholeNumber } from '../args';
 import type { RegisterCommand } from '../command';
-import { printJson } from '../output';
+import { mib, printJson } from '../output';
 
 interface ReadFlags {
   path: string;
@@ -38,7 +38,7 @@ export const register: RegisterCommand = (bench) => {
         largeMinBytes,
         onResult: (r) =>
           resultsTo.write(
-            `epoch ${r.epoch} ${r.scenario.padEnd(16)} ${r.files} files, ${(r.bytes / 1024 ** 2).toFixed(1)} MiB ` +
+            `epoch ${r.epoch} ${r.scenario.padEnd(16)} ${r.files} files, ${mib(r.bytes)} MiB ` +
               `in ${r.seconds.toFixed(3)} s: ${r.filesPerSecond.toFixed(0)} files/s, ${r.mibPerSecond.toFixed(1)} MiB/s\n`,
           ),
       });

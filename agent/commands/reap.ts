@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander';
 import { parseWholeNumber } from '../args';
-import { UsageError } from '../../core/common';
+import { EXIT_STATUS } from '../../core/common';
 import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
 import type { RegisterCommand } from '../command';
 import { printJson } from '../output';
@@ -14,11 +14,10 @@ import { lazyReaperClients, reap, summarizeReport } from '../../core/reaper';
 import {
   REAPER_DEFAULTS,
   REAPER_SETTING_SOURCES as FLAG,
-  ReaperSettingsError,
   reaperSettingsFromFlags,
 } from '../../core/contract';
 
-interface ReapOptions extends AwsFlags {
+interface ReapFlags extends AwsFlags {
   fleet?: string;
   dryRun?: boolean;
   graceMinutes?: string;
@@ -66,38 +65,32 @@ export const register: RegisterCommand = (program: Command, ctx) => {
     .option('--json', 'print the report as one JSON document on stdout')
     .addOption(regionOption())
     .addOption(profileOption())
-    .action(async (opts: ReapOptions) => {
-      let settings;
-      let maxRunMs: number | undefined;
-      try {
-        settings = reaperSettingsFromFlags({
-          fleetId: opts.fleet,
-          dryRun: opts.dryRun ?? false,
-          graceMinutes: opts.graceMinutes,
-          idleWindowMinutes: opts.idleWindowMinutes,
-          metricLagMinutes: opts.metricLagMinutes,
-          maxDeletionsPerRun: opts.maxDeletions,
-          deadlineMarginSeconds: opts.deadlineMarginSeconds,
-        });
-      } catch (err) {
-        if (err instanceof ReaperSettingsError) throw new UsageError(err.message);
-        throw err;
-      }
-      if (opts.maxRunSeconds !== undefined) {
-        maxRunMs = parseWholeNumber('--max-run-seconds', opts.maxRunSeconds, { min: 1, max: 86400 }) * 1000;
-      }
-      await resolveAws(opts);
+    .action(async (flags: ReapFlags) => {
+      // Bad settings are a ReaperSettingsError (a UsageError, exit 2), before any AWS call.
+      const settings = reaperSettingsFromFlags({
+        fleetId: flags.fleet,
+        dryRun: flags.dryRun ?? false,
+        graceMinutes: flags.graceMinutes,
+        idleWindowMinutes: flags.idleWindowMinutes,
+        metricLagMinutes: flags.metricLagMinutes,
+        maxDeletionsPerRun: flags.maxDeletions,
+        deadlineMarginSeconds: flags.deadlineMarginSeconds,
+      });
+      const maxRunMs =
+        flags.maxRunSeconds === undefined
+          ? undefined
+          : parseWholeNumber('--max-run-seconds', flags.maxRunSeconds, { min: 1, max: 86400 }) * 1000;
+      await resolveAws(flags);
       const endsAt = maxRunMs === undefined ? undefined : Date.now() + maxRunMs;
-      const clients = lazyReaperClients();
-      const result = opts.json ? say : print;
-      const report = await reap(clients, settings, {
+      const result = flags.json ? say : print;
+      const report = await reap(lazyReaperClients(), settings, {
         remainingTimeMs: endsAt === undefined ? undefined : () => endsAt - Date.now(),
         onDecision: (d) =>
           result(`${d.fileSystemId} ${d.dryRun ? `would be ${d.outcome}` : d.outcome}: ${d.reason}`),
         onProgress: say,
       });
       result(summarizeReport(report));
-      if (opts.json) printJson(report);
-      if (report.failed.length > 0) ctx.exitCode = 1;
+      if (flags.json) printJson(report);
+      if (report.failed.length > 0) ctx.exitCode = EXIT_STATUS.failure;
     });
 };

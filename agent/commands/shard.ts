@@ -7,7 +7,7 @@ import { parsePositive, parseWholeNumber } from '../args';
 import { EXIT_STATUS, UsageError } from '../../core/common';
 import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
 import type { RegisterCommand } from '../command';
-import { printJson } from '../output';
+import { mib, printJson } from '../output';
 import { stopOnFirstSignal } from '../stop-signals';
 import { s3Client } from '../../core/aws';
 import { parseBytes } from '../../core/common';
@@ -24,8 +24,6 @@ interface ShardFlags extends AwsFlags {
   rangeChecks: string;
   json?: boolean;
 }
-
-const mib = (bytes: number) => (bytes / 1024 ** 2).toFixed(1);
 
 /** Ends a folder-like prefix with "/" so `data` and `data/` mean the same. */
 const asFolder = (prefix: string) => (prefix === '' || prefix.endsWith('/') ? prefix : `${prefix}/`);

@@ -9,7 +9,7 @@ import { agentPaths } from '../../core/contract';
 import { type WarmProgress, type WarmReport, warmPath } from '../../core/measure';
 import { parseWholeNumber } from '../args';
 import type { RegisterCommand } from '../command';
-import { printJson, s3Phrase } from '../output';
+import { mb, printJson, s3Phrase } from '../output';
 import { interruptible } from '../stop-signals';
 
 interface WarmFlags {
@@ -60,7 +60,7 @@ export const register: RegisterCommand = (program, ctx) => {
 
 function resultLine(r: WarmReport): string {
   return (
-    `warmed ${r.files} files, ${(r.bytes / 1e6).toFixed(1)} MB in ${r.seconds.toFixed(1)} s ` +
+    `warmed ${r.files} files, ${mb(r.bytes)} MB in ${r.seconds.toFixed(1)} s ` +
     `(${r.megabytesPerSecond.toFixed(1)} MB/s)` +
     (r.s3 ? `, ${s3Phrase(r.s3)}` : '') +
     (r.failed.length ? `; ${r.failed.length} failed` : '') +
@@ -75,7 +75,7 @@ function progressPrinter(): { update: (p: WarmProgress) => void; end: () => void
   let last = 0;
   let shown = false;
   const line = (p: WarmProgress) =>
-    `warm: ${p.files}/${p.totalFiles} files, ${(p.bytes / 1e6).toFixed(1)}/${(p.totalBytes / 1e6).toFixed(1)} MB`;
+    `warm: ${p.files}/${p.totalFiles} files, ${mb(p.bytes)}/${mb(p.totalBytes)} MB`;
   return {
     update: (p) => {
       const t = Date.now();

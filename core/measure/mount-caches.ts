@@ -4,6 +4,7 @@
  * its command line. Works for the agent's mounts and for a `mount-s3` started by hand.
  */
 import { readdirSync, readFileSync, readlinkSync, statfsSync } from 'node:fs';
+import { MIB } from '../common';
 import { mountHolding, readMountinfo, type MountEntry } from '../system';
 
 export interface MountCaches {
@@ -24,8 +25,6 @@ export interface MountCaches {
 
 /** Mountpoint's largest object (and block) the shared Express cache holds: larger objects bypass it. */
 export const SHARED_CACHE_MAX_OBJECT_BYTES = 1024 * 1024;
-
-const MIB = 1024 * 1024;
 
 function commandLines(): { pid: number; argv: string[] }[] {
   const out: { pid: number; argv: string[] }[] = [];
