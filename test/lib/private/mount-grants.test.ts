@@ -2,11 +2,11 @@ import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
-import { parseAgentConfig } from '../../core/contract/agent-config';
-import { planCacheVolume } from '../../core/tuner/cache-volume';
-import { lookupInstanceType } from '../../core/instance/instance-type-lookup';
-import { planMounts } from '../../core/tuner/plan-mounts';
-import { grantBucketMount } from '../../lib/private/mount-grants';
+import { parseAgentConfig } from '../../../core/contract/agent-config';
+import { planCacheVolume } from '../../../core/tuner/cache-volume';
+import { lookupInstanceType } from '../../../core/instance/instance-type-lookup';
+import { planMounts } from '../../../core/tuner/plan-mounts';
+import { grantBucketMount } from '../../../lib/private/mount-grants';
 
 type Access = 'read-only' | 'read-write';
 type Dataset = 'immutable' | 'mutable';

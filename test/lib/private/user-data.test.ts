@@ -8,7 +8,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Template } from 'aws-cdk-lib/assertions';
-import { agentPaths } from '../../core/contract/agent-paths';
+import { agentPaths } from '../../../core/contract/agent-paths';
 import {
   AGENT_UNIT_NAME,
   CLOUDWATCH_AGENT_MIN_VERSION,
@@ -19,9 +19,9 @@ import {
   installCloudWatchAgentCommands,
   retryFunctionCommands,
   verifyBundleCommands,
-} from '../../lib/private/user-data';
-import { REPO, ensureBundles, userDataOf } from './support';
-import { buildFleet } from './fleet-fixture';
+} from '../../../lib/private/user-data';
+import { REPO, ensureBundles, userDataOf } from '../support';
+import { buildFleet } from '../fleet-fixture';
 
 beforeAll(ensureBundles);
 
