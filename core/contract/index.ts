@@ -61,7 +61,6 @@ export {
   REAPER_SETTING_SOURCES,
   type ReaperNumericSetting,
   type ReaperSettings,
-  ReaperSettingsError,
   type ReaperSettingsInput,
   reaperSettingsFromEnv,
   reaperSettingsFromFlags,
