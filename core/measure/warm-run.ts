@@ -10,7 +10,7 @@ import { checkDirectory } from './train-data';
 import { type WarmFile, type WarmProgress, type WarmResult, filesToWarm, sizeFiles, warm } from './warm';
 
 /** What `warm` was asked to do (its flags, read). */
-interface WarmRequest {
+export interface WarmRequest {
   /** An absolute path. */
   readonly path: string;
   /** Warm only the files this file lists. */

@@ -8,11 +8,11 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { s3Client } from '../../core/aws/clients';
-import { CLI_BUNDLE, runCliInProcess } from '../support/cli';
-import { useEmulator } from '../support/emulator';
-import { until, useMountpointRig } from '../support/mountpoint-rig';
-import { realMountpointForTests } from '../support/real-mountpoint';
+import { s3Client } from '../../../core/aws/clients';
+import { CLI_BUNDLE, runCliInProcess } from '../../support/cli';
+import { useEmulator } from '../../support/emulator';
+import { until, useMountpointRig } from '../../support/mountpoint-rig';
+import { realMountpointForTests } from '../../support/real-mountpoint';
 
 const emu = useEmulator();
 const real = realMountpointForTests();

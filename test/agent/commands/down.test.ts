@@ -7,9 +7,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AgentState } from '../../core/agent/agent-state';
-import { processAlive, processStartTime } from '../../core/system/processes';
-import { runCliInProcess as mountfleet } from '../support/cli';
+import type { AgentState } from '../../../core/agent/agent-state';
+import { processAlive, processStartTime } from '../../../core/system/processes';
+import { runCliInProcess as mountfleet } from '../../support/cli';
 
 let runDir: string;
 const children: ChildProcess[] = [];

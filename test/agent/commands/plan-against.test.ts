@@ -2,8 +2,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AgainstRow, RunSummary } from '../../core/scratch/run-summary';
-import { runCliInProcess as mountfleet } from '../support/cli';
+import type { AgainstRow, RunSummary } from '../../../core/scratch/run-summary';
+import { runCliInProcess as mountfleet } from '../../support/cli';
 
 const GIB = 1024 ** 3;
 const SEED = [

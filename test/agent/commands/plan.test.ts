@@ -1,8 +1,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { PlanResult } from '../../core/plan/model';
-import { runCliInProcess } from '../support/cli';
+import type { PlanResult } from '../../../core/plan/model';
+import { runCliInProcess } from '../../support/cli';
 
 /** Runs the CLI in-process and captures what it writes. */
 const mountfleet = runCliInProcess;

@@ -2,11 +2,11 @@
  * `mountfleet reap` as a user runs it: the built bundle (node scripts/bundle.mjs) against the emulator.
  * moto stamps CreationTime with the real time, so these runs use --grace-minutes 0.
  */
-import { efsClient } from '../../core/aws/clients';
-import type { ReapReport } from '../../core/reaper/report';
-import { createFileSystem, describeAll, reaperClients, seedFleet } from '../core/reaper/scenario';
-import { runCli } from '../support/cli';
-import { useEmulator } from '../support/emulator';
+import { efsClient } from '../../../core/aws/clients';
+import type { ReapReport } from '../../../core/reaper/report';
+import { createFileSystem, describeAll, reaperClients, seedFleet } from '../../core/reaper/scenario';
+import { runCli } from '../../support/cli';
+import { useEmulator } from '../../support/emulator';
 
 describe('mountfleet reap (bundle, emulator)', () => {
   useEmulator();

@@ -1,9 +1,9 @@
 import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { s3Client } from '../../core/aws/clients';
-import type { ShardResult } from '../../core/shard/shard';
-import type { VerifyResult } from '../../core/shard/verify';
-import { useEmulator } from '../support/emulator';
-import { runCliInProcess } from '../support/cli';
+import { s3Client } from '../../../core/aws/clients';
+import type { ShardResult } from '../../../core/shard/shard';
+import type { VerifyResult } from '../../../core/shard/verify';
+import { useEmulator } from '../../support/emulator';
+import { runCliInProcess } from '../../support/cli';
 
 useEmulator();
 

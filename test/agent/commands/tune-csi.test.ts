@@ -5,10 +5,10 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { planCsiClaims, renderCsiManifests } from '../../core/tuner/csi-volumes';
-import { FALLBACK_INSTANCE_TYPES } from '../../core/tuner/instance-facts';
-import { runCliInProcess as mountfleet } from '../support/cli';
-import { KUBERNETES_VERSIONS, kubernetesValidate } from '../support/kubernetes-validate';
+import { planCsiClaims, renderCsiManifests } from '../../../core/tuner/csi-volumes';
+import { FALLBACK_INSTANCE_TYPES } from '../../../core/tuner/instance-facts';
+import { runCliInProcess as mountfleet } from '../../support/cli';
+import { KUBERNETES_VERSIONS, kubernetesValidate } from '../../support/kubernetes-validate';
 
 const TUNE = ['tune', '--instance-type', 'm6id.4xlarge', '--offline', '--csi'];
 const VOLUME = ['--bucket', 'my-datasets', '--prefix', 'imagenet/', '--dataset', 'immutable'];

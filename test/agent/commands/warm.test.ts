@@ -10,12 +10,12 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { s3Client, s3ExpressClient } from '../../core/aws/clients';
-import { runCliInProcess } from '../support/cli';
-import { useEmulator } from '../support/emulator';
-import { answerExpressCreateSession, keepExpressChecksums } from '../support/express-session-standin';
-import { until, useMountpointRig } from '../support/mountpoint-rig';
-import { realMountpointForTests } from '../support/real-mountpoint';
+import { s3Client, s3ExpressClient } from '../../../core/aws/clients';
+import { runCliInProcess } from '../../support/cli';
+import { useEmulator } from '../../support/emulator';
+import { answerExpressCreateSession, keepExpressChecksums } from '../../support/express-session-standin';
+import { until, useMountpointRig } from '../../support/mountpoint-rig';
+import { realMountpointForTests } from '../../support/real-mountpoint';
 
 const emu = useEmulator();
 const real = realMountpointForTests();

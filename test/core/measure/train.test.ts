@@ -1,6 +1,6 @@
 /**
  * `bench train`'s parts: the bounded batch queue, the busy timeline, and the pipeline on a local directory
- * (epochs, batches, a failing read). On the real Mountpoint: test/agent/bench-train.test.ts.
+ * (epochs, batches, a failing read). On the real Mountpoint: test/agent/commands/bench-train.test.ts.
  */
 import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
