@@ -12,10 +12,10 @@ import { PutMetricDataCommand, type MetricDatum } from '@aws-sdk/client-cloudwat
 import { CreateFileSystemCommand } from '@aws-sdk/client-efs';
 import { parseArgs } from 'node:util';
 import { cloudWatchClient, efsClient } from '../core/aws/clients';
+import { formatWholeMinutes } from '../core/common/duration-text';
 import { MIB } from '../core/common/units';
 import {
   DEFAULT_CREDIT_CHECK_SECONDS,
-  formatDuration,
   INITIAL_CREDIT_BYTES,
   startCreditGuard,
 } from '../core/scratch/credit-guard';
@@ -115,7 +115,7 @@ async function main() {
   try {
     const exhaustedAfter = INITIAL_CREDIT_BYTES / rate;
     console.log(
-      `A job spending ${values['rate-mib']} MiB/s (metered) from a new file system's 2.1 TiB: the credit runs out after ${formatDuration(exhaustedAfter)}; ` +
+      `A job spending ${values['rate-mib']} MiB/s (metered) from a new file system's 2.1 TiB: the credit runs out after ${formatWholeMinutes(exhaustedAfter)}; ` +
         `datapoints visible ${lagMinutes} min after their minute; checks every ${DEFAULT_CREDIT_CHECK_SECONDS} s; expected duration 8 h.\n`,
     );
     console.log('| source | warning | at | lead time before the credit runs out |');
@@ -125,7 +125,7 @@ async function main() {
       const outcome = await scenario(proxy, withNfs);
       for (const w of outcome.warnings) {
         console.log(
-          `| ${withNfs ? 'CloudWatch + NFS counters' : 'CloudWatch only'} | ${w.what} | ${formatDuration(w.atSeconds)} | ${formatDuration(exhaustedAfter - w.atSeconds)} |`,
+          `| ${withNfs ? 'CloudWatch + NFS counters' : 'CloudWatch only'} | ${w.what} | ${formatWholeMinutes(w.atSeconds)} | ${formatWholeMinutes(exhaustedAfter - w.atSeconds)} |`,
         );
       }
       perHour = outcome.calls / ((exhaustedAfter + 120) / 3600);

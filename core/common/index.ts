@@ -1,5 +1,6 @@
 export { abortAfter } from './abort';
 export { type Clock, backoffDelay, systemClock } from './clock';
+export { formatCompactDuration, formatWholeMinutes } from './duration-text';
 export { appendEmfLine, type EmfMetric } from './emf';
 export {
   EXIT_STATUS,

@@ -14,7 +14,7 @@
  */
 import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { DescribeFileSystemsCommand, UpdateFileSystemCommand, type EFSClient } from '@aws-sdk/client-efs';
-import { abortAfter, type Clock, errorName, errorText, GIB, MIB, TIB } from '../common';
+import { abortAfter, type Clock, errorName, errorText, formatWholeMinutes, GIB, MIB, TIB } from '../common';
 import { INITIAL_BURST_CREDIT_GIB } from '../plan';
 import type { CreditMetrics } from './credit-metric';
 import {
@@ -33,9 +33,9 @@ export const DEFAULT_CREDIT_CHECK_SECONDS = 60;
 /** The credit of a new bursting file system (2.1 TiB). */
 export const INITIAL_CREDIT_BYTES = INITIAL_BURST_CREDIT_GIB * GIB;
 /** Fractions of the starting credit spent at which the guard warns. */
-export const WARN_AT_SPENT = [0.5, 0.8, 0.95] as const;
+const WARN_AT_SPENT = [0.5, 0.8, 0.95] as const;
 /** Fraction spent at which `--on-credit-low elastic|stop` acts. */
-export const ACT_AT_SPENT = 0.9;
+const ACT_AT_SPENT = 0.9;
 /** The last read, after the job, waits at most this long: teardown must not wait for CloudWatch. */
 const FINAL_READ_MS = 5000;
 
@@ -93,17 +93,13 @@ export interface CreditReport {
   readonly seconds: number;
 }
 
-export interface RunningCreditGuard {
+interface RunningCreditGuard {
   /** Ends the watch, reads CloudWatch a last time (bounded; skipped with `lastRead: false`), and reports. */
   stop(options?: { readonly lastRead?: boolean }): Promise<CreditReport>;
 }
 
 const tib = (bytes: number) => `${(bytes / TIB).toFixed(2)} TiB`;
 const mibPerS = (bytesPerS: number) => `${(bytesPerS / MIB).toFixed(1)} MiB/s`;
-export function formatDuration(seconds: number): string {
-  const minutes = Math.max(0, Math.round(seconds / 60));
-  return minutes < 60 ? `${minutes} min` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
-}
 
 /** What the checks of one running guard share: its options, the NFS meter, and what it has read and said. */
 interface GuardState {
@@ -299,7 +295,7 @@ function sayBlind(guard: GuardState, line: string): void {
 }
 
 /** The credit the job started from and the credit left now, in bytes. */
-export interface CreditEstimate {
+interface CreditEstimate {
   readonly startCredit: number;
   /** Negative once the job has moved more than the credit. */
   readonly left: number;
@@ -341,7 +337,7 @@ export function spendRate(nfs: NfsMeter, readings: CreditReadings | undefined): 
 }
 
 /** What one check sees: the credit, the fraction of it spent, how fast, and how long what is left lasts. */
-export interface CreditOutlook extends CreditEstimate {
+interface CreditOutlook extends CreditEstimate {
   readonly now: number;
   /** 0 to 1. */
   readonly spentFraction: number;
@@ -380,7 +376,7 @@ function warnAtThresholds(guard: GuardState, outlook: CreditOutlook): void {
   const runsOut =
     secondsLeft === undefined
       ? 'not being spent now'
-      : `runs out in about ${formatDuration(secondsLeft)} (at ${new Date(now + secondsLeft * 1000).toISOString().slice(11, 16)} UTC)`;
+      : `runs out in about ${formatWholeMinutes(secondsLeft)} (at ${new Date(now + secondsLeft * 1000).toISOString().slice(11, 16)} UTC)`;
   guard.options.log(
     `credit guard: ${Math.round(threshold * 100)} % of the burst credit spent on ${guard.options.fileSystemId} ` +
       `(${tib(Math.max(0, left))} of ${tib(startCredit)} left, spending ${mibPerS(rate)}): ${runsOut}; ` +
@@ -389,7 +385,7 @@ function warnAtThresholds(guard: GuardState, outlook: CreditOutlook): void {
 }
 
 /** How much longer the job should run, and which flag says so. */
-export interface ExpectedTimeLeft {
+interface ExpectedTimeLeft {
   readonly seconds: number;
   readonly from: '--expected-duration' | '--expected-io';
 }
@@ -417,8 +413,8 @@ function warnIfLate(guard: GuardState, outlook: CreditOutlook): void {
   if (expected && secondsLeft < expected.seconds) {
     guard.lateWarned = true;
     o.log(
-      `credit guard: at ${mibPerS(rate)} the burst credit of ${o.fileSystemId} (${tib(Math.max(0, left))} left) runs out in about ${formatDuration(secondsLeft)}, ` +
-        `before the job's expected end in about ${formatDuration(expected.seconds)} (${expected.from}). What to do: ${guard.advice}`,
+      `credit guard: at ${mibPerS(rate)} the burst credit of ${o.fileSystemId} (${tib(Math.max(0, left))} left) runs out in about ${formatWholeMinutes(secondsLeft)}, ` +
+        `before the job's expected end in about ${formatWholeMinutes(expected.seconds)} (${expected.from}). What to do: ${guard.advice}`,
     );
   }
 }
@@ -447,7 +443,7 @@ async function actWhenLow(guard: GuardState, spentFraction: number): Promise<num
 }
 
 /** What the guard does after UpdateFileSystem failed with an error: when it tries again, and why. */
-export interface SwitchFailure {
+interface SwitchFailure {
   /**
    * `next-check`: the failure is passing (throttling, a server error, the file system busy), so the next check
    * tries again; `in-24-hours`: EFS's 24-hour rule, tried again once 24 h have passed since the refusal;
@@ -458,7 +454,7 @@ export interface SwitchFailure {
 }
 
 /** EFS lets a file system change its throughput mode again only this long after a change (TooManyRequests). */
-export const MODE_CHANGE_INTERVAL_MS = 24 * 3600 * 1000;
+const MODE_CHANGE_INTERVAL_MS = 24 * 3600 * 1000;
 
 /**
  * What an UpdateFileSystem error means for the switch, from the errors the EFS API reference lists for the
@@ -476,7 +472,7 @@ export const MODE_CHANGE_INTERVAL_MS = 24 * 3600 * 1000;
  *   errors — passing, and every other error too: one call a check costs little next to the credit cliff the
  *   switch exists to avoid.
  */
-export function switchFailure(errorCode: string): SwitchFailure {
+function switchFailure(errorCode: string): SwitchFailure {
   switch (errorCode) {
     case 'BadRequest':
       return {

@@ -1,6 +1,5 @@
 /** The credit guard's view as metrics: one embedded-metric-format line per check in the agent's metrics log. */
-import { appendFileSync, mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { appendEmfLine, type EmfMetric } from '../common';
 import { SCRATCH_GUARD_METRICS, SCRATCH_METRICS_NAMESPACE } from '../contract';
 
 export interface CreditMetrics {
@@ -13,8 +12,8 @@ export interface CreditMetrics {
 }
 
 /**
- * Appends one line; the CloudWatch agent ships the file to the fleet's metrics log group, where CloudWatch
- * Logs turns it into metrics. One short line per append, so lines of concurrent runs do not interleave.
+ * Appends one line (core/common/emf.ts); the CloudWatch agent ships the file to the fleet's metrics log group,
+ * where CloudWatch Logs turns it into metrics.
  */
 export function appendCreditMetrics(
   file: string,
@@ -22,31 +21,18 @@ export function appendCreditMetrics(
   metrics: CreditMetrics,
   now: number,
 ): void {
-  mkdirSync(dirname(file), { recursive: true });
   const names = SCRATCH_GUARD_METRICS;
-  const line = {
-    _aws: {
-      Timestamp: now,
-      CloudWatchMetrics: [
-        {
-          Namespace: SCRATCH_METRICS_NAMESPACE,
-          Dimensions: [['FleetId']],
-          Metrics: [
-            { Name: names.creditUsedPercent, Unit: 'Percent' },
-            ...(metrics.minutesToExhaustion === undefined
-              ? []
-              : [{ Name: names.minutesToExhaustion, Unit: 'None' }]),
-            { Name: names.modeSwitches, Unit: 'Count' },
-          ],
-        },
-      ],
-    },
-    FleetId: fleetId,
-    [names.creditUsedPercent]: metrics.creditUsedPercent,
+  const values: EmfMetric[] = [
+    { name: names.creditUsedPercent, unit: 'Percent', value: metrics.creditUsedPercent },
     ...(metrics.minutesToExhaustion === undefined
-      ? {}
-      : { [names.minutesToExhaustion]: metrics.minutesToExhaustion }),
-    [names.modeSwitches]: metrics.modeSwitches,
-  };
-  appendFileSync(file, `${JSON.stringify(line)}\n`);
+      ? []
+      : [{ name: names.minutesToExhaustion, unit: 'None' as const, value: metrics.minutesToExhaustion }]),
+    { name: names.modeSwitches, unit: 'Count', value: metrics.modeSwitches },
+  ];
+  appendEmfLine(file, {
+    namespace: SCRATCH_METRICS_NAMESPACE,
+    dimensions: { FleetId: fleetId },
+    metrics: values,
+    timestamp: now,
+  });
 }

@@ -12,9 +12,9 @@ import {
 import { listMountTargets } from '../efs';
 import { errorName, undefinedIfNotFound } from '../common';
 import { checkInterrupted, ScratchSetupError } from './setup-errors';
-import { pollUntil, type WaitOptions } from './setup-wait';
+import { waitFor, type WaitOptions } from './setup-wait';
 
-export interface MountTargetSpec {
+interface MountTargetSpec {
   readonly subnetId: string;
   readonly securityGroupId: string;
 }
@@ -43,7 +43,7 @@ export async function ensureMountTarget(
     checkInterrupted(options.signal);
     const existing = (await mountTargetsOf(efs, fileSystemId, options.signal))[0];
     if (existing?.LifeCycleState === 'deleting') {
-      await pollUntil(
+      await waitFor(
         `mount target ${existing.MountTargetId} of ${fileSystemId} to finish deleting`,
         async () => {
           const mt = (await mountTargetsOf(efs, fileSystemId, options.signal)).find(
@@ -93,7 +93,7 @@ export async function waitForMountTarget(
   options: WaitOptions = {},
 ): Promise<MountTargetDescription & { IpAddress: string }> {
   const id = mountTarget.MountTargetId;
-  return pollUntil<MountTargetDescription & { IpAddress: string }>(
+  return waitFor<MountTargetDescription & { IpAddress: string }>(
     `mount target ${id} to become available`,
     async () => {
       const mt = await describeMountTarget(efs, id, options.signal);

@@ -1,6 +1,6 @@
 /**
  * Creating a run's file system and waiting until it is usable; its mount target is mount-target.ts's. EFS
- * has no waiters, so every wait polls with jittered backoff and is bounded (poll.ts).
+ * has no waiters, so every wait polls with jittered backoff and is bounded (setup-wait.ts).
  *
  * One run, one file system: the CreationToken names the run (naming.ts), so the only file system a
  * FileSystemAlreadyExists answer can point to is the one an earlier attempt of this same call made (the SDK
@@ -20,7 +20,7 @@ import { errorName, errorText, undefinedIfNotFound } from '../common';
 import { tagValue } from '../efs';
 import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE, TAG_RUN, creationToken } from '../contract';
 import { nameTag } from './naming';
-import { pollUntil, type WaitOptions } from './setup-wait';
+import { waitFor, type WaitOptions } from './setup-wait';
 import { checkInterrupted, CreateOutcomeUnknown, ScratchSetupError } from './setup-errors';
 
 /** True when the service answered with a client error (4xx): the request was refused and not carried out. */
@@ -30,7 +30,7 @@ function refusedByService(err: unknown): boolean {
   return e?.$fault === 'client' && status >= 400 && status < 500;
 }
 
-export interface ScratchFileSystemSpec {
+interface ScratchFileSystemSpec {
   readonly fleetId: string;
   readonly jobId: string;
   /** This run's id (naming.ts generateRunId): the CreationToken and the `mountfleet:run` tag. */
@@ -129,7 +129,7 @@ export async function waitForFileSystem(
   fileSystemId: string,
   options: WaitOptions = {},
 ): Promise<FileSystemDescription> {
-  return pollUntil<FileSystemDescription>(
+  return waitFor<FileSystemDescription>(
     `file system ${fileSystemId} to become available`,
     async () => {
       const fs = await describeFileSystem(efs, fileSystemId, options.signal);

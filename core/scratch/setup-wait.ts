@@ -1,9 +1,9 @@
 /**
- * Bounded waits for EFS, which has no waiters: poll with jittered backoff until a deadline, cut off at
- * once when the run is asked to stop.
+ * Bounded waits for EFS, which has no waiters: core/common/wait.ts's poll loop (jittered backoff until a
+ * deadline, cut off at once when the run is asked to stop), in the words of a scratch run's setup.
  */
-import { backoffDelay, systemClock, type Clock } from '../common';
-import { checkInterrupted, ScratchSetupError } from './setup-errors';
+import { pollUntil, PollTimeout, type Clock, type PollResult } from '../common';
+import { ScratchInterrupted, ScratchSetupError } from './setup-errors';
 
 /** Bounds and poll intervals of a wait. */
 export interface WaitOptions {
@@ -18,34 +18,34 @@ export interface WaitOptions {
 }
 
 /**
- * Polls `probe` until it returns a value, sleeping with backoff in between; throws ScratchSetupError at
- * the deadline and ScratchInterrupted when the signal fires.
+ * Polls `probe` until it returns a value, saying `waiting for <what> (<state>, N s)` between polls; throws
+ * ScratchSetupError at the deadline and ScratchInterrupted when the signal fires.
  */
-export async function pollUntil<T>(
+export async function waitFor<T>(
   what: string,
-  probe: () => Promise<{ readonly value: T } | { readonly state: string }>,
+  probe: () => Promise<PollResult<T>>,
   options: WaitOptions,
   defaults: { timeoutMs: number; initialPollMs: number; maxPollMs: number },
 ): Promise<T> {
-  const clock = options.clock ?? systemClock;
   const timeoutMs = options.timeoutMs ?? defaults.timeoutMs;
-  const started = clock.now();
-  for (let attempt = 0; ; attempt++) {
-    checkInterrupted(options.signal);
-    const result = await probe();
-    if ('value' in result) return result.value;
-    const waited = clock.now() - started;
-    if (waited >= timeoutMs) {
+  try {
+    return await pollUntil(probe, {
+      clock: options.clock,
+      signal: options.signal,
+      onWaiting: (state, waitedMs) =>
+        options.onProgress?.(`waiting for ${what} (${state}, ${Math.round(waitedMs / 1000)} s)`),
+      timeoutMs,
+      initialPollMs: options.initialPollMs ?? defaults.initialPollMs,
+      maxPollMs: options.maxPollMs ?? defaults.maxPollMs,
+    });
+  } catch (err) {
+    if (err instanceof PollTimeout) {
       throw new ScratchSetupError(
-        `${what} is still ${result.state} after ${Math.round(waited / 1000)} s (limit ${Math.round(timeoutMs / 1000)} s)`,
+        `${what} is still ${err.state} after ${Math.round(err.waitedMs / 1000)} s (limit ${Math.round(timeoutMs / 1000)} s)`,
       );
     }
-    options.onProgress?.(`waiting for ${what} (${result.state}, ${Math.round(waited / 1000)} s)`);
-    const delay = backoffDelay(
-      attempt,
-      options.initialPollMs ?? defaults.initialPollMs,
-      options.maxPollMs ?? defaults.maxPollMs,
-    );
-    await clock.sleep(Math.min(delay, Math.max(0, timeoutMs - waited)), options.signal);
+    // The loop's own stop (not a probe cut off by it, which fails as the call failed).
+    if (options.signal?.aborted && err === options.signal.reason) throw new ScratchInterrupted();
+    throw err;
   }
 }

@@ -23,7 +23,7 @@ import { unmount } from './mount';
 import { findFileSystemByToken, madeByRun } from './provision';
 
 /** What teardown needs to know of the run. */
-export interface TeardownRequest {
+interface TeardownRequest {
   readonly efs: EFSClient;
   readonly placement: { readonly instanceId: string };
   readonly fleetId: string;
@@ -55,7 +55,7 @@ export type TeardownResult =
     };
 
 /** Teardown stops retrying once AWS has not answered at all for this long (the reaper finishes the job). */
-export const DEFAULT_UNREACHABLE_TIMEOUT_MS = 30_000;
+const DEFAULT_UNREACHABLE_TIMEOUT_MS = 30_000;
 
 /** True when the error is an answer from the service (an HTTP status), not a transport failure or timeout. */
 function answeredByService(err: unknown): boolean {
@@ -102,6 +102,10 @@ function removeCreatedDirectories(path: string, firstCreated: string): void {
   }
 }
 
+/**
+ * Undoes what the run made: its mount and directories, then its file system (found by its CreationToken when
+ * the create got no clear answer), within `timeoutMs`.
+ */
 export async function tearDown(
   request: TeardownRequest,
   made: RunResources,
@@ -109,14 +113,20 @@ export async function tearDown(
   clock: Clock,
   log: (line: string) => void,
 ): Promise<TeardownResult> {
-  let fileSystemId = made.fileSystemId;
+  await undoLocal(request.path, made, log);
+  if (made.fileSystemId === undefined && !made.createOutcomeUnknown) return { status: 'nothing-created' };
+  return deleteRunFileSystem(request, made.fileSystemId, timeoutMs, clock, log);
+}
+
+/** Unmounts the run's mount (while still the one on top) and removes the directories it created. */
+async function undoLocal(path: string, made: RunResources, log: (line: string) => void): Promise<void> {
   try {
     if (made.mount !== undefined) {
-      const unmounted = await unmount(request.path, made.mount);
+      const unmounted = await unmount(path, made.mount);
       if (unmounted === 'not-ours')
-        log(`${request.path}: the mount on top is no longer the one this run made: left alone`);
+        log(`${path}: the mount on top is no longer the one this run made: left alone`);
       else if (unmounted !== 'not-mounted')
-        log(`unmounted ${request.path}${unmounted === 'lazy' ? ' (lazily: still busy)' : ''}`);
+        log(`unmounted ${path}${unmounted === 'lazy' ? ' (lazily: still busy)' : ''}`);
     }
   } catch (err) {
     // Deleting the mount target below cuts the NFS session anyway; keep going.
@@ -124,18 +134,30 @@ export async function tearDown(
   }
   if (made.firstCreatedDirectory !== undefined) {
     try {
-      removeCreatedDirectories(request.path, made.firstCreatedDirectory);
+      removeCreatedDirectories(path, made.firstCreatedDirectory);
     } catch (err) {
       // Still mounted, or something else was put there meanwhile: leave it rather than guess.
-      log(`cannot remove the directories this run created for ${request.path}: ${(err as Error).message}`);
+      log(`cannot remove the directories this run created for ${path}: ${(err as Error).message}`);
     }
   }
-  if (fileSystemId === undefined && !made.createOutcomeUnknown) return { status: 'nothing-created' };
+}
 
+/**
+ * Marks the file system as being torn down, then deletes it (mount targets first), retried with backoff until
+ * the deadline, or until AWS has not answered at all for `unreachableTimeoutMs`.
+ */
+async function deleteRunFileSystem(
+  request: TeardownRequest,
+  madeFileSystemId: string | undefined,
+  timeoutMs: number,
+  clock: Clock,
+  log: (line: string) => void,
+): Promise<TeardownResult> {
+  let fileSystemId = madeFileSystemId;
   const deadline = clock.now() + timeoutMs;
   const unreachableTimeoutMs = request.unreachableTimeoutMs ?? DEFAULT_UNREACHABLE_TIMEOUT_MS;
   let lastError = '';
-  let teardownMarked = false;
+  let markTried = false;
   let markWritten = false;
   let unreachableSince: number | undefined;
   const giveUpAt = () => Math.min(deadline, (unreachableSince ?? Infinity) + unreachableTimeoutMs);
@@ -146,24 +168,11 @@ export async function tearDown(
     const callBound = () => abortAfter(unreachableTimeoutMs, bound);
     try {
       if (fileSystemId === undefined) {
-        const found = await findFileSystemByToken(
-          request.efs,
-          creationToken(request.fleetId, request.runId),
-          callBound(),
-        );
-        if (found === undefined) return { status: 'nothing-created' };
-        // Our create would have tagged it with this fleet and run; anything else holding the token is not ours.
-        if (!madeByRun(found, request)) {
-          log(
-            `${found.FileSystemId} holds this run's CreationToken but not its tags ` +
-              `(${TAG_FLEET}=${tagValue(found, TAG_FLEET) ?? '(none)'}, ${TAG_RUN}=${tagValue(found, TAG_RUN) ?? '(none)'}): left alone`,
-          );
-          return { status: 'nothing-created' };
-        }
-        fileSystemId = found.FileSystemId!;
+        fileSystemId = await madeWithRunToken(request, callBound(), log);
+        if (fileSystemId === undefined) return { status: 'nothing-created' };
       }
-      if (!teardownMarked) {
-        teardownMarked = true;
+      if (!markTried) {
+        markTried = true;
         const failed = await markTeardownStarted(request.efs, fileSystemId, clock.now(), callBound());
         if (failed) log(`cannot tag ${fileSystemId} as being torn down (${failed}); tearing down anyway`);
         markWritten = failed === undefined;
@@ -203,6 +212,32 @@ export async function tearDown(
         ? lastError || `out of time (${Math.round(timeoutMs / 1000)} s)`
         : `no answer from AWS for ${Math.round((clock.now() - unreachableSince) / 1000)} s: ${lastError}`,
   };
+}
+
+/**
+ * The file system a create whose answer was lost made, found by the run's CreationToken; undefined when there
+ * is none, or the one holding the token is not this run's (our create would have tagged it with this fleet
+ * and run).
+ */
+async function madeWithRunToken(
+  request: TeardownRequest,
+  signal: AbortSignal,
+  log: (line: string) => void,
+): Promise<string | undefined> {
+  const found = await findFileSystemByToken(
+    request.efs,
+    creationToken(request.fleetId, request.runId),
+    signal,
+  );
+  if (found === undefined) return undefined;
+  if (!madeByRun(found, request)) {
+    log(
+      `${found.FileSystemId} holds this run's CreationToken but not its tags ` +
+        `(${TAG_FLEET}=${tagValue(found, TAG_FLEET) ?? '(none)'}, ${TAG_RUN}=${tagValue(found, TAG_RUN) ?? '(none)'}): left alone`,
+    );
+    return undefined;
+  }
+  return found.FileSystemId!;
 }
 
 export function reportTeardown(
