@@ -81,6 +81,7 @@ export const register: RegisterCommand = (program) => {
         ...(online ? { ec2: ec2Client({ maxAttempts: 2, connectionTimeoutMs: 2000 }) } : {}),
       });
     } catch (err) {
+      // Until core/instance's UnknownInstanceTypeError carries its exit status itself.
       if (err instanceof UnknownInstanceTypeError) throw new UsageError(err.message);
       throw err;
     }
