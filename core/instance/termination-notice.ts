@@ -7,7 +7,7 @@
  * health replacement, and Spot interruptions of group members too), which a termination lifecycle hook
  * holds open until the instance completes it or the hook times out. Both are polled every 5 s.
  */
-import { type Clock } from '../common';
+import { type Clock, pollUntil, type PollResult } from '../common';
 import { endsScratchJob, ownerStateOfNotice } from '../contract';
 import {
   metadataService,
@@ -59,15 +59,16 @@ interface WatchOptions {
 }
 
 /**
- * Polls READ until it returns a notice (resolves with it) or the signal fires (resolves undefined).
- * Best effort, like the notices themselves: a failed read is reported once and polling goes on.
+ * Polls READ every pollMs (pollUntil, no deadline) until it returns a notice (resolves with it) or the signal
+ * fires (resolves undefined). Best effort, like the notices themselves: a failed read is reported once and
+ * polling goes on.
  */
 export async function watchForTermination(
   read: () => Promise<TerminationNotice | undefined>,
   options: WatchOptions,
 ): Promise<TerminationNotice | undefined> {
   let reportedError = false;
-  while (!options.signal.aborted) {
+  const readOnce = async (): Promise<PollResult<TerminationNotice>> => {
     try {
       const notice = await read();
       // Which notices end the job is the rule core/contract/owner-state.ts writes down for the reaper too.
@@ -76,7 +77,7 @@ export async function watchForTermination(
         endsScratchJob(ownerStateOfNotice(notice.source, notice.action)) &&
         !options.signal.aborted
       )
-        return notice;
+        return { value: notice };
     } catch (err) {
       if (!reportedError)
         options.log(
@@ -84,9 +85,22 @@ export async function watchForTermination(
         );
       reportedError = true;
     }
-    await options.clock.sleep(options.pollMs ?? TERMINATION_POLL_MS, options.signal);
+    return { state: 'no notice' };
+  };
+  const pollMs = options.pollMs ?? TERMINATION_POLL_MS;
+  try {
+    return await pollUntil(readOnce, {
+      clock: options.clock,
+      signal: options.signal,
+      timeoutMs: Infinity,
+      initialPollMs: pollMs,
+      maxPollMs: pollMs,
+      random: () => 1, // every pollMs, no jitter
+    });
+  } catch (err) {
+    if (options.signal.aborted && err === options.signal.reason) return undefined;
+    throw err;
   }
-  return undefined;
 }
 
 /** One line for logs: what is happening and when. */
