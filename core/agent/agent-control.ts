@@ -52,6 +52,7 @@ export async function stopAgent(
       timeoutMs: timeoutSeconds * 1000,
       initialPollMs: 100,
       maxPollMs: 100,
+      random: () => 1, // a fixed 100 ms between looks, no jitter
     });
   } catch (err) {
     if (err instanceof PollTimeout) return { outcome: 'still-running', pid: state.pid };

@@ -130,6 +130,7 @@ export class AgentMountMetrics {
         timeoutMs: EXPORT_WAIT_MS,
         initialPollMs: 100,
         maxPollMs: 100,
+        random: () => 1, // a fixed 100 ms between looks, no jitter
       });
     } catch (err) {
       if (err instanceof PollTimeout)

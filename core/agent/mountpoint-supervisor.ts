@@ -148,7 +148,15 @@ export class Supervisor {
       }
       return { state: 'not mounted yet' };
     };
-    const poll = { clock: this.clock, signal, timeoutMs: READY_TIMEOUT_MS, initialPollMs: 50, maxPollMs: 50 };
+    // A fixed 50 ms between looks at mountinfo (`random: () => 1`: no jitter).
+    const poll = {
+      clock: this.clock,
+      signal,
+      timeoutMs: READY_TIMEOUT_MS,
+      initialPollMs: 50,
+      maxPollMs: 50,
+      random: () => 1,
+    };
     try {
       return await pollUntil(mountedNow, poll);
     } catch (err) {

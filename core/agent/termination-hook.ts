@@ -95,7 +95,13 @@ async function waitForScratchRuns(
     return running.length === 0 ? { value: true } : { state: `${running.length} scratch runs alive` };
   };
   try {
-    await pollUntil(noneRunning, { clock, timeoutMs, initialPollMs: 500, maxPollMs: 500 });
+    await pollUntil(noneRunning, {
+      clock,
+      timeoutMs,
+      initialPollMs: 500,
+      maxPollMs: 500,
+      random: () => 1, // a fixed 500 ms between looks, no jitter
+    });
   } catch (err) {
     if (!(err instanceof PollTimeout)) throw err;
   }
