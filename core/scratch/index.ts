@@ -1,23 +1,8 @@
 export { DEFAULT_CREDIT_CHECK_SECONDS, ON_CREDIT_LOW, type OnCreditLow } from './credit-guard';
-export { appendCreditMetrics } from './credit-metric';
-export {
-  NotThisFleetsError,
-  RunAliveError,
-  deleteScratchFileSystem,
-  listScratchFileSystems,
-} from './inventory';
-export { type StopReason } from './job-supervision';
-export { type CreditGuardRequest, EXIT_SCRATCH_FAILED, MAX_SPOT_POLL_MS, runScratchJob } from './lifecycle';
-export { type LocalSetup, prepareLocalRun } from './local-setup';
+export { MAX_SPOT_POLL_MS } from './lifecycle';
 export { generateJobId, jobIdProblem } from './naming';
-export { burstCreditPreflight, parseBytes } from './preflight';
-export { type ScratchRunRecord, activeScratchRuns, registerScratchRun } from './registry';
-export { SummaryError, compareWithRun, readRunSummary, renderAgainst, runSummary } from './run-summary';
-export {
-  ScratchSettingsError,
-  loadOptionalAgentConfig,
-  resolveFleetId,
-  resolveScratchPath,
-  resolveScratchSettings,
-} from './settings';
-export { ScratchInUseError } from './setup-errors';
+export { deleteScratch, listScratch, scratchListTable } from './operators';
+export { type ScratchRunRecord, activeScratchRuns } from './registry';
+export { runScratch } from './run';
+export { type ScratchRunIo, type ScratchRunRequest } from './run-plan';
+export { SummaryError, compareWithRun, readRunSummary, renderAgainst } from './run-summary';

@@ -4,7 +4,7 @@
  * mount-target count, so there is no call per file system.
  */
 import { DescribeFileSystemsCommand, type EFSClient, type FileSystemDescription } from '@aws-sdk/client-efs';
-import { systemClock, errorName } from '../common';
+import { InUseError, UsageError, errorName, systemClock } from '../common';
 import {
   teardownFileSystem,
   type TeardownOptions,
@@ -34,7 +34,7 @@ export interface ScratchFileSystemSummary {
   readonly foreign?: string;
 }
 
-export function summarize(fs: FileSystemDescription, fleetId: string, now: number): ScratchFileSystemSummary {
+function summarize(fs: FileSystemDescription, fleetId: string, now: number): ScratchFileSystemSummary {
   const created = fs.CreationTime?.getTime();
   const foreign = foreignReason(fs, fleetId);
   return {
@@ -65,12 +65,13 @@ export async function listScratchFileSystems(
   return found.sort((a, b) => (a.createdAt ?? '').localeCompare(b.createdAt ?? ''));
 }
 
-export class NotThisFleetsError extends Error {
+/** `scratch delete` of a file system the fleet did not make (or, without --force, one it calls foreign): exit 2. */
+class NotThisFleetsError extends UsageError {
   override readonly name = 'NotThisFleetsError';
 }
 
 /** The run a file system belongs to, from its tags: what a refusal names. */
-export function describeRun(f: Pick<FileSystemFacts, 'jobId' | 'runId' | 'ownerInstanceId'>): string {
+function describeRun(f: Pick<FileSystemFacts, 'jobId' | 'runId' | 'ownerInstanceId'>): string {
   return (
     `job ${f.jobId ?? '(no job tag)'}, run ${f.runId ?? '(no run tag)'}, ` +
     `owner instance ${f.ownerInstanceId ?? '(no owner tag)'}`
@@ -78,7 +79,7 @@ export function describeRun(f: Pick<FileSystemFacts, 'jobId' | 'runId' | 'ownerI
 }
 
 /** `scratch delete` without --force of a file system whose run may still be using it (exit 75). */
-export class RunAliveError extends Error {
+export class RunAliveError extends InUseError {
   override readonly name = 'RunAliveError';
   constructor(
     readonly fileSystemId: string,

@@ -8,7 +8,7 @@ import { type TerminationNotice } from '../instance';
 import { signalNumber, type JobExit, type RunningJob } from './job';
 
 /** The job's grace period once the instance is going away, whatever the configured one. */
-export const SPOT_GRACE_SECONDS = 10;
+const SPOT_GRACE_SECONDS = 10;
 
 /**
  * Why a run stopped early: a signal, a Spot notice, Auto Scaling terminating the instance, or the burst-credit

@@ -12,7 +12,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import type { EFSClient } from '@aws-sdk/client-efs';
-import { systemClock, type Clock } from '../common';
+import { EXIT_STATUS, systemClock, type Clock } from '../common';
 import { holdCheckedDirectory, type CheckedDirectory } from '../system';
 import {
   describeTermination,
@@ -44,8 +44,7 @@ import {
   type TeardownResult,
 } from './teardown';
 
-export const PHASES = ['creating', 'waiting', 'mount-target', 'mounting', 'running', 'tearing-down'] as const;
-export type Phase = (typeof PHASES)[number];
+type Phase = 'creating' | 'waiting' | 'mount-target' | 'mounting' | 'running' | 'tearing-down';
 
 /** A progress line that starts a phase: `[creating] …`, the lines tests and operators wait for. */
 function phase(log: (line: string) => void, p: Phase, message: string): void {
@@ -61,20 +60,26 @@ export interface InstancePlacement {
 
 /** Termination notices must be seen within this long: AWS gives two minutes' warning of a Spot interruption. */
 export const MAX_SPOT_POLL_MS = TERMINATION_POLL_MS;
-export interface ScratchRunRequest {
+
+/**
+ * What runScratchJob needs: a plan's settings (run-plan.ts; run.ts passes them on), or the same fields from an
+ * in-process caller (tests, benches), and the client, clock and log it runs with.
+ */
+export interface ScratchJobRequest {
   readonly efs: EFSClient;
   readonly placement: InstancePlacement;
   readonly fleetId: string;
   readonly jobId: string;
   /** This run's id: its CreationToken and `mountfleet:run` tag. @default a new one (naming.ts generateRunId) */
   readonly runId?: string;
-  /** Where to mount: a resolved path that is no mount point (local-setup.ts prepares it). */
+  /** Where to mount: a resolved path that is no mount point (the plan's, prepared by local-setup.ts). */
   readonly path: string;
   /** The outermost directory the caller created for the path: teardown removes it again. */
   readonly createdDirectory?: string;
   /**
-   * The path as the caller checked it (local-setup.ts): asked again right before the mount, which fails when
-   * the path changed meanwhile. Without it the path is created and checked right before the mount.
+   * The path as the plan checked it (local-setup.ts): asked again right before the mount, which fails when
+   * the path changed meanwhile. An in-process caller without a plan leaves it out: the path is then created
+   * and checked right before the mount.
    */
   readonly checkedPath?: CheckedDirectory;
   /** Descriptors of the run's locks: the runner watcher holds them while it cleans up after a dead runner. */
@@ -115,7 +120,7 @@ export type CreditGuardRequest = Omit<
   'efs' | 'fileSystemId' | 'initialCreditBytes' | 'stopJob' | 'clock' | 'log'
 >;
 
-export interface ScratchRunResult {
+interface ScratchJobResult {
   /** The status mountfleet should exit with. */
   readonly exitStatus: number;
   /** CMD's own exit, when it ran. */
@@ -138,10 +143,7 @@ function retriesOf(err: unknown): string {
   return ` (after ${meta.attempts} attempt(s), ${((meta.totalRetryDelay ?? 0) / 1000).toFixed(1)} s of retry delays)`;
 }
 
-/** Exit status when setup or teardown failed and CMD's status says nothing about it. */
-export const EXIT_SCRATCH_FAILED = 1;
-
-export async function runScratchJob(request: ScratchRunRequest): Promise<ScratchRunResult> {
+export async function runScratchJob(request: ScratchJobRequest): Promise<ScratchJobResult> {
   const clock = request.clock ?? systemClock;
   const log = request.log ?? (() => undefined);
   const runId = request.runId ?? generateRunId(clock.now());
@@ -216,7 +218,7 @@ export async function runScratchJob(request: ScratchRunRequest): Promise<Scratch
 }
 
 /** One "stop" for the whole run: the caller's signal or a termination notice, whichever comes first. */
-function watchForStops(request: ScratchRunRequest, clock: Clock, log: (line: string) => void) {
+function watchForStops(request: ScratchJobRequest, clock: Clock, log: (line: string) => void) {
   const stop = new AbortController();
   const onExternalStop = () => stop.abort(request.stopSignal?.reason as StopReason);
   if (request.stopSignal?.aborted) onExternalStop();
@@ -255,7 +257,7 @@ function watchForStops(request: ScratchRunRequest, clock: Clock, log: (line: str
 
 /** Creates the run's file system and mount target and waits until both are usable; returns the target's IP. */
 async function provision(
-  request: ScratchRunRequest,
+  request: ScratchJobRequest,
   runId: string,
   made: RunResources,
   waitOptions: WaitOptions,
@@ -302,7 +304,7 @@ async function provision(
 }
 
 async function mountScratch(
-  request: ScratchRunRequest,
+  request: ScratchJobRequest,
   made: RunResources,
   mountTargetIp: string,
   stop: AbortSignal,
@@ -349,7 +351,7 @@ type Stops = ReturnType<typeof watchForStops>;
  * meanwhile when asked to (`--on-credit-low stop` ends the job through the same stop).
  */
 async function runJob(
-  request: ScratchRunRequest,
+  request: ScratchJobRequest,
   made: RunResources,
   { watch, scope }: { watch: RunnerWatch; scope: JobScope | undefined },
   stops: Stops,
@@ -403,9 +405,9 @@ function exitStatusOf(
   teardown: TeardownResult,
 ): number {
   const teardownFailed = teardown.status === 'incomplete';
-  if (job !== undefined) return job.status !== 0 ? job.status : teardownFailed ? EXIT_SCRATCH_FAILED : 0;
-  if (setupError !== undefined) return EXIT_SCRATCH_FAILED;
+  if (job !== undefined) return job.status !== 0 ? job.status : teardownFailed ? EXIT_STATUS.failure : 0;
+  if (setupError !== undefined) return EXIT_STATUS.failure;
   if (stoppedBy !== undefined)
     return 128 + signalNumber(stoppedBy === 'SIGINT' || stoppedBy === 'SIGTERM' ? stoppedBy : 'SIGTERM');
-  return teardownFailed ? EXIT_SCRATCH_FAILED : 0;
+  return teardownFailed ? EXIT_STATUS.failure : 0;
 }

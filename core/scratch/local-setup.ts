@@ -1,11 +1,11 @@
 /**
  * Everything `scratch run` checks and prepares on the instance before its first IMDS or AWS call, in the
- * order that gives the clearest answer: root; the path, resolved through symlinks and checked again; the
- * run's locks (so a second run is told what holds the job or path, not that the path is mounted); the EFS
- * mount helper and a path that is no mount point yet; then the path's directories, created now so that a
- * path that cannot be made (below a read-only mount) fails before anything is paid for. The path's parents
- * must be directories only root can change (core/system/trusted-path.ts): the mount comes a minute later, and nobody
- * may re-point the path meanwhile.
+ * order that gives the clearest answer: root; the path, resolved through symlinks (and held to the
+ * mount-path rules where it leads); the run's locks (so a second run is told what holds the job or path, not
+ * that the path is mounted); the EFS mount helper and a path that is no mount point yet; then the path's
+ * directories, created now so that a path that cannot be made (below a read-only mount) fails before
+ * anything is paid for. The path's parents must be directories only root can change
+ * (core/system/trusted-path.ts): the mount comes a minute later, and nobody may re-point the path meanwhile.
  */
 import {
   makeDirectories,
@@ -21,11 +21,11 @@ import { holdJobAndPath, type HeldRunLocks } from './run-locks';
 import { ScratchInUseError } from './setup-errors';
 import { ScratchSettingsError } from './settings';
 
-export interface LocalSetupRequest {
+interface LocalSetupRequest {
   readonly runDir: string;
   readonly fleetId: string;
   readonly jobId: string;
-  /** `--path` (or agent.json's) as given. */
+  /** `--path` (checked against the mount-path rules as the flag was read), else agent.json's, else the default. */
   readonly path: string;
   /** 0 refuses a held job id or path at once; undefined waits without limit; n waits at most n seconds. */
   readonly waitLockSeconds?: number;
@@ -49,8 +49,8 @@ export interface LocalSetup {
 
 /**
  * Runs the local checks; throws ScratchSettingsError (exit 2: fix the flags or the machine) or
- * ScratchInUseError (exit 75: another run holds the job id or a nesting path). Nothing is left held or
- * created when it throws.
+ * ScratchInUseError (exit 75: another run holds the job id or a nesting path, or the wait for it was stopped).
+ * Nothing is left held or created when it throws.
  */
 export async function prepareLocalRun(request: LocalSetupRequest): Promise<LocalSetup> {
   const notRoot = rootProblem(request.uid);
@@ -74,10 +74,11 @@ export async function prepareLocalRun(request: LocalSetupRequest): Promise<Local
   }
 }
 
-/** The path with every symlink resolved, checked against the mount-path rules again. */
-function resolvedPath(given: string, log: (line: string) => void): string {
-  const problem = checkMountPath(given);
-  if (problem) throw new ScratchSettingsError(`--path: ${problem}`);
+/**
+ * The path with every symlink resolved; a path that resolves elsewhere is held to the mount-path rules there
+ * (the given one already was, as the flag or agent.json was read).
+ */
+export function resolvedPath(given: string, log: (line: string) => void): string {
   const real = realMountPath(given);
   if (real === given) return given;
   const realProblem = checkMountPath(real);
@@ -92,15 +93,31 @@ function resolvedPath(given: string, log: (line: string) => void): string {
 
 async function holdLocks(request: LocalSetupRequest, path: string): Promise<HeldRunLocks> {
   const lockRequest = { ...request, path, waitSeconds: 0 };
+  let held: ScratchInUseError;
   try {
     return await holdJobAndPath(lockRequest);
   } catch (err) {
     if (err instanceof LockFileError) throw new ScratchSettingsError(err.message);
-    if (!(err instanceof ScratchInUseError) || request.waitLockSeconds === 0) throw err;
-    const limit = request.waitLockSeconds === undefined ? '' : ` (at most ${request.waitLockSeconds} s)`;
-    request.log(`${err.message}: waiting${limit}`);
-    return holdJobAndPath({ ...lockRequest, waitSeconds: request.waitLockSeconds });
+    if (!(err instanceof ScratchInUseError)) throw err;
+    if (request.waitLockSeconds === 0) throw inUse(err, request);
+    held = err;
   }
+  const limit = request.waitLockSeconds === undefined ? '' : ` (at most ${request.waitLockSeconds} s)`;
+  request.log(`${held.message}: waiting${limit}`);
+  try {
+    return await holdJobAndPath({ ...lockRequest, waitSeconds: request.waitLockSeconds });
+  } catch (err) {
+    throw err instanceof ScratchInUseError ? inUse(err, request) : err;
+  }
+}
+
+/** What the run says when another run holds its job id or path: refused, or stopped while it waited. */
+function inUse(err: ScratchInUseError, request: LocalSetupRequest): ScratchInUseError {
+  const hint = request.waitLockSeconds === 0 ? '; --wait-lock[=SECONDS] waits for it instead' : '';
+  return new ScratchInUseError(
+    request.signal?.aborted ? `stopped while waiting: ${err.message}` : `refusing: ${err.message}${hint}`,
+    { cause: err },
+  );
 }
 
 /** Creates the path's missing directories; a failure names the path and the cause. */

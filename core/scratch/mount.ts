@@ -10,12 +10,12 @@ import { resolve } from 'node:path';
 import { isMountPoint, readMountinfo, sameMount, topMount, type MountEntry } from '../system';
 
 /** The efs-utils options scratch mounts use. */
-export function efsMountOptions(mountTargetIp: string): string[] {
+function efsMountOptions(mountTargetIp: string): string[] {
   // noresvport: reconnect on a new source port after a network blip (AWS's recommendation for EFS).
   return ['tls', `mounttargetip=${mountTargetIp}`, 'noresvport'];
 }
 
-export interface MountRequest {
+interface MountRequest {
   readonly fileSystemId: string;
   readonly path: string;
   readonly mountTargetIp: string;
@@ -108,7 +108,7 @@ export function topMountAt(path: string, mountInfo = '/proc/self/mountinfo'): Mo
   return topMount(canonical(path), readMountinfo(mountInfo));
 }
 
-export type UnmountOutcome = 'not-mounted' | 'unmounted' | 'lazy' | 'not-ours';
+type UnmountOutcome = 'not-mounted' | 'unmounted' | 'lazy' | 'not-ours';
 
 const UMOUNT_TIMEOUT_MS = 30_000;
 

@@ -19,7 +19,7 @@ export interface NfsByteCounters {
 }
 
 /** Where the kernel shows the counters of the mounts this process sees. */
-export const MOUNTSTATS_FILE = '/proc/self/mountstats';
+const MOUNTSTATS_FILE = '/proc/self/mountstats';
 
 const unescapeMountPath = (field: string) =>
   field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
  * Job ids go into a tag value: scheduler ids (Slurm numbers, AWS Batch UUIDs, `array-job:7`) fit; '#' is
  * excluded because the hashed token form uses it.
  */
-export const JOB_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:/=+@-]{0,127}$/;
+const JOB_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:/=+@-]{0,127}$/;
 
 /** Returns what is wrong with a job id, or undefined when it is valid. */
 export function jobIdProblem(jobId: string): string | undefined {

@@ -10,14 +10,12 @@
  */
 import { accessSync, constants } from 'node:fs';
 import { INITIAL_BURST_CREDIT_GIB } from '../plan';
-import { GIB, MIB, parseBytes } from '../common';
+import { GIB, MIB } from '../common';
 import { isMounted } from './mount';
-
-export { parseBytes };
 
 const BURST_BYTES_PER_SECOND = 100 * MIB;
 
-export type PreflightVerdict = {
+type PreflightVerdict = {
   /** `warn`: over the credit, go ahead anyway; `refuse`: over the credit with --strict. */
   readonly status: 'ok' | 'warn' | 'refuse';
   readonly message: string;
@@ -53,7 +51,7 @@ export function burstCreditPreflight(expectedIoBytes: number, strict: boolean): 
 /** Where `mount -t efs` finds efs-utils' helper. */
 const SYSTEM_MOUNT_HELPERS = ['/sbin/mount.efs', '/usr/sbin/mount.efs', '/usr/local/sbin/mount.efs'];
 
-export interface MountPreflight {
+interface MountPreflight {
   readonly path: string;
   /** MOUNTFLEET_EFS_MOUNT_HELPER; the system's mount.efs when unset. */
   readonly mountHelper?: string;

@@ -12,7 +12,7 @@ import { basename, join, sep } from 'node:path';
 import { acquireLock, lockFileError, type HeldLock, makeDirectories } from '../system';
 import { ScratchInUseError } from './setup-errors';
 
-export interface RunLockRequest {
+interface RunLockRequest {
   /** MOUNTFLEET_RUN_DIR (/run/mountfleet by default): the locks are files under `scratch-locks/`. */
   readonly runDir: string;
   readonly fleetId: string;
@@ -50,7 +50,7 @@ function describeHolder(text: string): string {
 }
 
 /** True when one path is the other or lies inside it. */
-export function pathsNest(a: string, b: string): boolean {
+function pathsNest(a: string, b: string): boolean {
   const inside = (inner: string, outer: string) =>
     inner === outer || inner.startsWith(outer === sep ? sep : outer + sep);
   return inside(a, b) || inside(b, a);
@@ -189,7 +189,7 @@ async function holdPath(
 }
 
 /** The directory scratch locks live in: `<run dir>/scratch-locks`. */
-export function scratchLockDirectory(runDir: string): string {
+function scratchLockDirectory(runDir: string): string {
   const dir = join(runDir, 'scratch-locks');
   try {
     makeDirectories(dir, 0o755);

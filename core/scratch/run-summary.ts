@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { type PlanResult } from '../plan';
-import { GIB } from '../common';
+import { GIB, UsageError } from '../common';
 import type { CreditReport } from './credit-guard';
 
 const bytes = z.number().nonnegative().nullable();
@@ -61,7 +61,10 @@ export function runSummary(run: {
   };
 }
 
-export class SummaryError extends Error {}
+/** `plan --against` was given a file that is no run summary: the message names the file and the field (exit 2). */
+export class SummaryError extends UsageError {
+  override readonly name = 'SummaryError';
+}
 
 /** Reads and checks a summary file; the error names the file and the field. */
 export function readRunSummary(file: string): RunSummary {

@@ -33,7 +33,7 @@ import { type MountEntry } from '../system';
 import type { JobScope } from './job';
 
 /** What the watcher must stop and unmount if the runner dies. */
-export interface WatchedRun {
+interface WatchedRun {
   readonly scope?: JobScope;
   readonly graceSeconds: number;
   /** The run's mount, as /proc/self/mountinfo showed it. */

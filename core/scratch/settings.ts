@@ -1,41 +1,28 @@
 /**
- * Where `scratch` gets its settings: command-line flags first, then the fleet's agent.json. Flags alone
- * are enough (fleet, subnet, security group), so the command also works on an instance that is not part
- * of a deployed fleet.
+ * Where `scratch` gets its settings: command-line flags first, then the fleet's agent.json, merged through the
+ * agent.json schema's own rules and defaults (core/contract/agent-config.ts), so a flag is held to the rule its
+ * agent.json field is. Flags alone are enough (fleet, subnet, security group), so the command also works on an
+ * instance that is not part of a deployed fleet.
  */
 import { existsSync } from 'node:fs';
+import type { z } from 'zod';
+import { UsageError } from '../common';
 import {
   DEFAULT_AGENT_CONFIG_PATH,
-  DEFAULT_SCRATCH_PATH,
-  DEFAULT_TEARDOWN_GRACE_SECONDS,
-  loadAgentConfig,
   MAX_TEARDOWN_GRACE_SECONDS,
-  type AgentConfig,
-  checkMountPath,
+  agentConfigSchema,
   fleetIdProblem,
+  loadAgentConfig,
+  type AgentConfig,
 } from '../contract';
-import { withoutTrailingSlash } from '../common';
 
-export class ScratchSettingsError extends Error {
+/** A flag or agent.json value the run cannot use, or a machine it cannot run on: the message says why (exit 2). */
+export class ScratchSettingsError extends UsageError {
   override readonly name = 'ScratchSettingsError';
 }
 
-export interface ScratchFlags {
-  readonly fleet?: string;
-  readonly subnet?: string;
-  readonly securityGroup?: string;
-  readonly path?: string;
-  readonly teardownGraceSeconds?: number;
-}
-
-export interface ScratchSettings {
-  readonly fleetId: string;
-  readonly subnetId: string;
-  readonly securityGroupId: string;
-  readonly path: string;
-  readonly teardownGraceSeconds: number;
-  readonly kmsKeyId?: string;
-}
+/** The rules of agent.json's `scratch` section, field by field. */
+const SCRATCH_RULES = agentConfigSchema.shape.scratch.unwrap().shape;
 
 /**
  * The agent config when there is one: an explicit path (flag or MOUNTFLEET_CONFIG) must exist and be
@@ -63,21 +50,34 @@ export function resolveFleetId(flag: string | undefined, config: AgentConfig | u
   return fleetId;
 }
 
-/** The mount path from the flag or agent.json (else /mnt/scratch), validated, without a trailing slash. */
-export function resolveScratchPath(flag: string | undefined, config: AgentConfig | undefined): string {
-  const path = flag ?? config?.scratch?.path ?? DEFAULT_SCRATCH_PATH;
-  const problem = checkMountPath(path);
-  if (problem) throw new ScratchSettingsError(`--path: ${problem}`);
-  return withoutTrailingSlash(path);
+/** The flags that override agent.json's `scratch` section for a run. */
+interface ZoneFlags {
+  readonly subnet?: string;
+  readonly securityGroup?: string;
+  readonly teardownGraceSeconds?: number;
 }
 
-/** Everything `scratch run` needs, for an instance in `availabilityZoneId`. */
-export function resolveScratchSettings(
-  flags: ScratchFlags,
+/** What a run in one zone takes from the flags and agent.json's `scratch` section (held to agent.json's rules). */
+export interface ZoneSettings {
+  readonly subnetId: string;
+  readonly securityGroupId: string;
+  readonly teardownGraceSeconds: number;
+  readonly kmsKeyId?: string;
+}
+
+/** Holds the value to agent.json's rule for the field the flag overrides. */
+function checkByRule(flag: string, value: string, rule: z.ZodType<string>): void {
+  const checked = rule.safeParse(value);
+  if (!checked.success)
+    throw new ScratchSettingsError(`${flag} ${value}: ${checked.error.issues[0].message}`);
+}
+
+/** The mount target's subnet (agent.json's for `availabilityZoneId`) and security group, the grace and the key. */
+export function zoneSettings(
+  flags: ZoneFlags,
   config: AgentConfig | undefined,
   availabilityZoneId: string,
-): ScratchSettings {
-  const fleetId = resolveFleetId(flags.fleet, config);
+): ZoneSettings {
   const scratch = config?.scratch;
   const subnetId = flags.subnet ?? scratch?.subnets[availabilityZoneId];
   if (subnetId === undefined) {
@@ -89,38 +89,26 @@ export function resolveScratchSettings(
           : ' (agent.json has no scratch section)'),
     );
   }
-  if (!/^subnet-[0-9a-f]+$/.test(subnetId)) {
-    throw new ScratchSettingsError(`--subnet ${subnetId}: must be a subnet id such as subnet-0123abcd`);
-  }
+  checkByRule('--subnet', subnetId, SCRATCH_RULES.subnets.valueType);
   const securityGroupId = flags.securityGroup ?? scratch?.securityGroupId;
   if (securityGroupId === undefined) {
     throw new ScratchSettingsError(
       'no scratch security group: pass --security-group SG_ID (agent.json has no scratch section)',
     );
   }
-  if (!/^sg-[0-9a-f]+$/.test(securityGroupId)) {
+  checkByRule('--security-group', securityGroupId, SCRATCH_RULES.securityGroupId);
+  const givenGrace = flags.teardownGraceSeconds ?? scratch?.teardownGraceSeconds;
+  // Neither given: the schema's default.
+  const grace = SCRATCH_RULES.teardownGraceSeconds.safeParse(givenGrace);
+  if (!grace.success) {
     throw new ScratchSettingsError(
-      `--security-group ${securityGroupId}: must be a security group id such as sg-0123abcd`,
-    );
-  }
-  const path = resolveScratchPath(flags.path, config);
-  const teardownGraceSeconds =
-    flags.teardownGraceSeconds ?? scratch?.teardownGraceSeconds ?? DEFAULT_TEARDOWN_GRACE_SECONDS;
-  if (
-    !Number.isInteger(teardownGraceSeconds) ||
-    teardownGraceSeconds < 0 ||
-    teardownGraceSeconds > MAX_TEARDOWN_GRACE_SECONDS
-  ) {
-    throw new ScratchSettingsError(
-      `--teardown-grace ${teardownGraceSeconds}: must be a whole number of seconds, 0-${MAX_TEARDOWN_GRACE_SECONDS}`,
+      `--teardown-grace ${givenGrace}: must be a whole number of seconds, 0-${MAX_TEARDOWN_GRACE_SECONDS}`,
     );
   }
   return {
-    fleetId,
     subnetId,
     securityGroupId,
-    path,
-    teardownGraceSeconds,
+    teardownGraceSeconds: grace.data,
     ...(scratch?.kmsKeyId ? { kmsKeyId: scratch.kmsKeyId } : {}),
   };
 }

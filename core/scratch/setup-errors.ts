@@ -1,4 +1,5 @@
 /** How setting up a scratch run fails: what the caller must tell apart (interrupted, in use, outcome unknown). */
+import { InUseError } from '../common';
 
 /** Thrown between steps once the run was asked to stop (signal, Spot notice). */
 export class ScratchInterrupted extends Error {
@@ -10,9 +11,9 @@ export class ScratchInterrupted extends Error {
 
 /**
  * Another run holds what this one needs: the job id or the path on this instance (core/scratch/run-locks.ts),
- * or a path that nests with another run's. Nothing was created.
+ * or a path that nests with another run's. Nothing was created (exit 75).
  */
-export class ScratchInUseError extends Error {
+export class ScratchInUseError extends InUseError {
   override readonly name = 'ScratchInUseError';
 }
 

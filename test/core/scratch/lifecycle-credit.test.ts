@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EFSClient } from '@aws-sdk/client-efs';
 import { clientConfig, cloudWatchClient, ec2Client } from '../../../core/aws/clients';
-import { runScratchJob, type ScratchRunRequest } from '../../../core/scratch/lifecycle';
+import { runScratchJob, type ScratchJobRequest } from '../../../core/scratch/lifecycle';
 import { useEmulator } from '../../support/emulator';
 import { useFaultProxy } from '../../support/fault-proxy';
 import { createNetwork, type TestNetwork } from '../../support/fixtures';
@@ -24,7 +24,7 @@ describe('runScratchJob with the credit guard (emulator)', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  const request = (overrides: Partial<ScratchRunRequest> = {}): ScratchRunRequest =>
+  const request = (overrides: Partial<ScratchJobRequest> = {}): ScratchJobRequest =>
     scratchRunRequest(new EFSClient(clientConfig({ maxAttempts: 1 })), net, dir, log, {
       creditGuard: {
         cloudwatch: cloudWatchClient({ maxAttempts: 1 }),

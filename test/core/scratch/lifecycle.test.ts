@@ -12,7 +12,7 @@ import {
   efsClient,
   type ClientOptions,
 } from '../../../core/aws/clients';
-import { runScratchJob, type ScratchRunRequest } from '../../../core/scratch/lifecycle';
+import { runScratchJob, type ScratchJobRequest } from '../../../core/scratch/lifecycle';
 import { deleteScratchFileSystem, RunAliveError } from '../../../core/scratch/inventory';
 import { isMounted } from '../../../core/scratch/mount';
 import { creationToken } from '../../../core/contract/creation-token';
@@ -49,7 +49,7 @@ describe('runScratchJob (emulator)', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  const request = (overrides: Partial<ScratchRunRequest> = {}): ScratchRunRequest =>
+  const request = (overrides: Partial<ScratchJobRequest> = {}): ScratchJobRequest =>
     scratchRunRequest(
       new EFSClient({ ...clientConfig({ maxAttempts: 1 }), endpoint: proxy.endpoint }),
       net,

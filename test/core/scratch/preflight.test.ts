@@ -1,4 +1,5 @@
-import { rootProblem, burstCreditPreflight, parseBytes } from '../../../core/scratch/preflight';
+import { parseBytes } from '../../../core/common/units';
+import { rootProblem, burstCreditPreflight } from '../../../core/scratch/preflight';
 
 const TIB = 1024 ** 4;
 

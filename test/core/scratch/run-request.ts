@@ -1,7 +1,7 @@
 /** The in-process scratch run request the lifecycle tests share: one network, a temp dir, a log, the mount stand-in. */
 import { join } from 'node:path';
 import type { EFSClient } from '@aws-sdk/client-efs';
-import type { ScratchRunRequest } from '../../../core/scratch/lifecycle';
+import type { ScratchJobRequest } from '../../../core/scratch/lifecycle';
 import type { TestNetwork } from '../../support/fixtures';
 import { MOUNT_HELPER_STANDIN } from '../../support/standins';
 
@@ -11,8 +11,8 @@ export function scratchRunRequest(
   net: TestNetwork,
   dir: string,
   log: string[],
-  overrides: Partial<ScratchRunRequest> = {},
-): ScratchRunRequest {
+  overrides: Partial<ScratchJobRequest> = {},
+): ScratchJobRequest {
   return {
     efs,
     placement: {
