@@ -4,9 +4,9 @@
  * compared by core/scratch. This file only reads flags and prints.
  */
 import { Option } from 'commander';
-import { GIB, UsageError, parseBytes, parseDuration, parseMbps } from '../../core/common';
+import { GIB, parseBytes, parseDuration, parseMbps } from '../../core/common';
 import { PRESETS, PRICE_KEYS, planWorkload, renderPlan, type PlanRequest } from '../../core/plan';
-import { SummaryError, compareWithRun, readRunSummary, renderAgainst } from '../../core/scratch';
+import { compareWithRun, readRunSummary, renderAgainst } from '../../core/scratch';
 import { parsePositive } from '../args';
 import type { RegisterCommand } from '../command';
 import { printJson } from '../output';
@@ -70,7 +70,8 @@ export const register: RegisterCommand = (program) => {
     )
     .action((flags: PlanFlags) => {
       const request = planRequest(flags);
-      const run = flags.against !== undefined ? againstRun(flags.against) : undefined;
+      // A file that is no run summary is a SummaryError (a UsageError, exit 2) naming the field.
+      const run = flags.against !== undefined ? readRunSummary(flags.against) : undefined;
       const plan = planWorkload({ ...request, measuredRunSeconds: run?.seconds ?? undefined });
       const against = run && compareWithRun(plan, run);
       if (flags.json) printJson(against ? { ...plan, against } : plan);
@@ -99,15 +100,4 @@ function planRequest(flags: PlanFlags): PlanRequest {
     prices: { region: flags.region, file: flags.prices, overrides: flags.price },
     atBitratesMbps: flags.atBitrate?.split(',').map((r) => parsePositive('--at-bitrate', r, parseMbps)),
   };
-}
-
-/** The summary `--against` names (a file that is none is a usage error, naming the field). */
-function againstRun(file: string) {
-  try {
-    return readRunSummary(file);
-  } catch (err) {
-    // Until core/scratch's SummaryError carries its exit status itself.
-    if (err instanceof SummaryError) throw new UsageError(err.message);
-    throw err;
-  }
 }
