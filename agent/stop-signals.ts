@@ -34,28 +34,38 @@ export function stopOnSignals(say?: (name: StopSignalName, first: boolean) => vo
 }
 
 /**
- * As stopOnSignals, but the handlers go at the first signal (after `say` is told it): a second SIGINT or
- * SIGTERM ends the process as usual, which stops a stop that hangs.
+ * As stopOnSignals, but each of SIGINT and SIGTERM is handled once (`say` is told, the first aborts `signal`):
+ * the same signal again ends the process as usual, which cuts short a stop that hangs.
  */
-export function stopOnFirstSignal(say?: (name: StopSignalName) => void): StopSignals {
-  const stops: StopSignals = stopOnSignals((name, first) => {
-    if (!first) return;
+export function stopOnSignalsOnce(say?: (name: StopSignalName) => void): StopSignals {
+  const stop = new AbortController();
+  const onSignal = (name: StopSignalName) => {
     say?.(name);
-    stops.dispose();
-  });
-  return stops;
+    if (!stop.signal.aborted) stop.abort(name);
+  };
+  const onInt = () => onSignal('SIGINT');
+  const onTerm = () => onSignal('SIGTERM');
+  process.once('SIGINT', onInt);
+  process.once('SIGTERM', onTerm);
+  return {
+    signal: stop.signal,
+    dispose() {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+    },
+  };
 }
 
 /**
- * Runs `body` with a signal that the first SIGINT or SIGTERM aborts, after writing `message` to stderr; the
- * handlers go then (or when `body` settles), so a second Ctrl-C ends the process as usual. For commands that
- * report what they measured before they stop.
+ * Runs `body` with a signal that the first SIGINT or SIGTERM aborts, after writing `message` to stderr; each
+ * is handled once (and not after `body` settles), so a second Ctrl-C ends the process as usual. For commands
+ * that report what they measured before they stop.
  */
 export async function interruptible<T>(
   message: string,
   body: (signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
-  const stops = stopOnFirstSignal(() => process.stderr.write(`${message}\n`));
+  const stops = stopOnSignalsOnce(() => process.stderr.write(`${message}\n`));
   try {
     return await body(stops.signal);
   } finally {

@@ -8,7 +8,7 @@ import { EXIT_STATUS, UsageError } from '../../core/common';
 import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
 import type { RegisterCommand } from '../command';
 import { mib, printJson } from '../output';
-import { stopOnFirstSignal } from '../stop-signals';
+import { stopOnSignalsOnce } from '../stop-signals';
 import { s3Client } from '../../core/aws';
 import { parseBytes } from '../../core/common';
 import { shardPrefix, verifyShards, type SourceCheck } from '../../core/shard';
@@ -76,7 +76,7 @@ export const register: RegisterCommand = (program, ctx) => {
 async function pack(flags: ShardFlags & { prefix: string }): Promise<number> {
   const targetBytes = parsePositive('--target-size', flags.targetSize, parseBytes);
   const concurrency = parseWholeNumber('--concurrency', flags.concurrency, { min: 1, max: 1024 });
-  const stops = stopOnFirstSignal(() =>
+  const stops = stopOnSignalsOnce(() =>
     process.stderr.write('mountfleet shard: stopping; finished shards are kept, run again to resume\n'),
   );
   try {

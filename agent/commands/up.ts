@@ -8,7 +8,7 @@
 import { EXIT_STATUS } from '../../core/common';
 import { runAgent } from '../../core/agent';
 import type { RegisterCommand } from '../command';
-import { stopOnFirstSignal } from '../stop-signals';
+import { stopOnSignalsOnce } from '../stop-signals';
 
 interface UpFlags {
   config?: string;
@@ -26,7 +26,7 @@ export const register: RegisterCommand = (program, ctx) => {
     .action(async (flags: UpFlags) => {
       const outcome = await runAgent(
         { configFile: flags.config, supervise: flags.supervise === true, install: flags.install },
-        { stopOn: stopOnFirstSignal },
+        { stopOn: stopOnSignalsOnce },
       );
       if (outcome === 'start-failed') ctx.exitCode = EXIT_STATUS.failure;
     });

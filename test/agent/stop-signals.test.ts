@@ -2,7 +2,7 @@
  * The one way long commands stop on SIGINT/SIGTERM. Signals are emitted on `process` (its listeners run as
  * for a real signal) so the test runner itself is never signalled.
  */
-import { interruptible, stopOnFirstSignal, stopOnSignals } from '../../agent/stop-signals';
+import { interruptible, stopOnSignals, stopOnSignalsOnce } from '../../agent/stop-signals';
 
 const listeners = () => process.listenerCount('SIGINT') + process.listenerCount('SIGTERM');
 
@@ -19,14 +19,21 @@ test('stopOnSignals: the first signal aborts with its name; every one is told, u
   expect(listeners()).toBe(before);
 });
 
-test('stopOnFirstSignal: its handlers go at the first signal, so a second one ends the process as usual', () => {
+test('stopOnSignalsOnce: each signal is handled once, so the same one again ends the process as usual', () => {
   const before = listeners();
   const told: string[] = [];
-  const stops = stopOnFirstSignal((name) => told.push(name));
+  const stops = stopOnSignalsOnce((name) => told.push(name));
   expect(listeners()).toBe(before + 2);
   process.emit('SIGINT');
   expect(stops.signal.aborted).toBe(true);
-  expect(told).toEqual(['SIGINT']);
+  expect(stops.signal.reason).toBe('SIGINT');
+  // SIGINT's handler is gone; SIGTERM's is still there and is told too, without stopping anything anew.
+  expect(listeners()).toBe(before + 1);
+  process.emit('SIGTERM');
+  expect(told).toEqual(['SIGINT', 'SIGTERM']);
+  expect(stops.signal.reason).toBe('SIGINT');
+  expect(listeners()).toBe(before);
+  stops.dispose();
   expect(listeners()).toBe(before);
 });
 
