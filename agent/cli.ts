@@ -6,7 +6,7 @@
 import { Command, CommanderError, Help } from 'commander';
 import { EXIT_STATUS, MountfleetError } from '../core/common';
 import { VERSION } from '../core/contract';
-import type { CliContext, RegisterCommand } from './command';
+import { speakerOf, type CliContext, type RegisterCommand } from './command';
 import { register as registerBench } from './commands/bench';
 import { register as registerDown } from './commands/down';
 import { register as registerPlan } from './commands/plan';
@@ -78,16 +78,18 @@ function commandPath(command: Command): string {
 
 /**
  * Parses argv and runs the chosen command; resolves to the process exit code: 0 success (or --help,
- * --version), 1 a runtime failure, 2 a usage error — commander's own (unknown flag, missing option or
- * argument, bad choice) or a command's UsageError or ConfigError. Each is printed as one line; a runtime
- * failure's stack trace only with --debug.
+ * --version), 2 for commander's own usage errors (unknown flag, missing option or argument, bad choice), the
+ * status a MountfleetError carries (core/common/errors.ts: the one place errors map to exit statuses), and 1
+ * for any other failure. Each is printed as one line; a runtime failure's stack trace only with --debug.
  */
 export async function run(argv: string[]): Promise<number> {
   const ctx: CliContext = { exitCode: 0 };
   const program = buildProgram(ctx);
   let active = program.name();
+  let speaker = active;
   program.hook('preAction', (_program, command) => {
     active = commandPath(command);
+    speaker = speakerOf(command) ?? active;
   });
   try {
     await program.parseAsync(argv);
@@ -95,9 +97,12 @@ export async function run(argv: string[]): Promise<number> {
   } catch (err) {
     // Commander has printed its message; it exits 1 for usage errors, which mean 2 here.
     if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : EXIT_STATUS.usage;
-    process.stderr.write(`${active}: ${err instanceof Error ? err.message : String(err)}\n`);
     // An error that says how the command ends (core/common/errors.ts) is the user's to act on: no trace.
-    if (err instanceof MountfleetError) return err.exitStatus;
+    if (err instanceof MountfleetError) {
+      process.stderr.write(`${speaker}: ${err.message}\n`);
+      return err.exitStatus;
+    }
+    process.stderr.write(`${active}: ${err instanceof Error ? err.message : String(err)}\n`);
     if (program.opts<{ debug?: boolean }>().debug && err instanceof Error)
       process.stderr.write(`${err.stack}\n`);
     return EXIT_STATUS.failure;

@@ -12,7 +12,7 @@ import { PutMetricDataCommand, type MetricDatum } from '@aws-sdk/client-cloudwat
 import { CreateFileSystemCommand } from '@aws-sdk/client-efs';
 import { parseArgs } from 'node:util';
 import { cloudWatchClient, efsClient } from '../core/aws/clients';
-import { formatWholeMinutes } from '../core/common/duration-text';
+import { formatWholeMinutes } from '../core/common/units';
 import { MIB } from '../core/common/units';
 import {
   DEFAULT_CREDIT_CHECK_SECONDS,

@@ -80,6 +80,7 @@ cli scratch-run-bad-path scratch run --path relative -- true
 cli scratch-run-bad-grace scratch run --teardown-grace x -- true
 cli scratch-list-no-fleet scratch list
 cli scratch-delete-no-fleet scratch delete fs-12345678
+cli scratch-run-bad-config scratch run --config /nonexistent.json -- true
 cli reap-no-fleet reap
 cli bench-latency-no-bucket bench latency
 cli bench-read-missing bench read --path /nonexistent

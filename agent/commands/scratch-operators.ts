@@ -4,7 +4,7 @@ import { deleteScratch, listScratch, scratchListTable } from '../../core/scratch
 import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
 import type { RegisterCommand } from '../command';
 import { printJson } from '../output';
-import { say, scratchAction } from './scratch-output';
+import { say } from './scratch-output';
 
 interface OperatorFlags extends AwsFlags {
   fleet?: string;
@@ -49,7 +49,9 @@ export const registerList: RegisterCommand = (scratch, ctx) => {
     scratch
       .command('list')
       .description("this fleet's scratch file systems: job, owner, age, state, mount targets"),
-  ).action(scratchAction(ctx, (flags: OperatorFlags) => list(flags)));
+  ).action(async (flags: OperatorFlags) => {
+    ctx.exitCode = await list(flags);
+  });
 };
 
 export const registerDelete: RegisterCommand = (scratch, ctx) => {
@@ -67,5 +69,7 @@ export const registerDelete: RegisterCommand = (scratch, ctx) => {
           'or one that carries the fleet tag but that the fleet did not make (foreign: another CreationToken, Regional, ' +
           'backups on); never one of another fleet',
       ),
-  ).action(scratchAction(ctx, (id: string, flags: OperatorFlags) => remove(id, flags)));
+  ).action(async (id: string, flags: OperatorFlags) => {
+    ctx.exitCode = await remove(id, flags);
+  });
 };

@@ -25,7 +25,7 @@ import { parsePositive, parseWholeNumber } from '../args';
 import type { RegisterCommand } from '../command';
 import { OutputFile } from '../output';
 import { stopOnSignals } from '../stop-signals';
-import { say, scratchAction } from './scratch-output';
+import { say } from './scratch-output';
 
 interface RunFlags {
   job?: string;
@@ -173,9 +173,7 @@ export const registerRun: RegisterCommand = (scratch, ctx) => {
         '\nThe mount goes through the EFS mount helper (`mount -t efs`, or MOUNTFLEET_EFS_MOUNT_HELPER called as\n' +
         '`HELPER FS_ID:/ DIR -o tls,mounttargetip=IP,noresvport`).',
     )
-    .action(
-      scratchAction(ctx, (command: string[], flags: RunFlags) =>
-        runScratch(parseRunRequest(command, flags), runIo),
-      ),
-    );
+    .action(async (command: string[], flags: RunFlags) => {
+      ctx.exitCode = await runScratch(parseRunRequest(command, flags), runIo);
+    });
 };

@@ -1,6 +1,5 @@
 export { abortAfter } from './abort';
 export { type Clock, backoffDelay, systemClock } from './clock';
-export { formatCompactDuration, formatWholeMinutes } from './duration-text';
 export { appendEmfLine, type EmfMetric } from './emf';
 export {
   EXIT_STATUS,
@@ -17,7 +16,9 @@ export {
   MIB,
   TIB,
   UnitError,
+  formatCompactDuration,
   formatDuration,
+  formatWholeMinutes,
   gibFromRate,
   parseBytes,
   parseDuration,

@@ -1,6 +1,7 @@
 /**
- * Parsing of the quantities people type on a command line: sizes (`30.12GiB`, `256MiB`, `40GB`),
- * durations (`30m`, `54m59s`, `1h30m`, `54:59`, `1:02:03`) and bit rates (`147Mbps`, `128kbps`).
+ * Quantities as people type and read them: parsing sizes (`30.12GiB`, `256MiB`, `40GB`), durations (`30m`,
+ * `54m59s`, `1h30m`, `54:59`, `1:02:03`) and bit rates (`147Mbps`, `128kbps`) from a command line, and the
+ * duration texts every report uses (to the second, to the minute, or a few characters for a table column).
  * Binary units (KiB, MiB, GiB, TiB) are powers of 1024; decimal ones (kB, MB, GB, TB) powers of 1000,
  * and bit rates are decimal as in every codec specification (1 Mbps = 10^6 bit/s).
  */
@@ -72,4 +73,17 @@ export function formatDuration(seconds: number): string {
   if (h > 0) return `${h} h ${String(m).padStart(2, '0')} min`;
   if (m > 0) return `${m} min ${String(rest).padStart(2, '0')} s`;
   return `${rest} s`;
+}
+
+/** `0 min`, `42 min`, `1 h 13 min`: to the nearest minute, never negative (how long until the credit runs out). */
+export function formatWholeMinutes(seconds: number): string {
+  const minutes = Math.max(0, Math.round(seconds / 60));
+  return minutes < 60 ? `${minutes} min` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
+/** `45s` (under 2 min), `17m` (under 2 h), `3.5h`: a few characters for a table column (an age). */
+export function formatCompactDuration(seconds: number): string {
+  if (seconds < 120) return `${seconds}s`;
+  if (seconds < 7200) return `${Math.round(seconds / 60)}m`;
+  return `${(seconds / 3600).toFixed(1)}h`;
 }

@@ -1,4 +1,4 @@
-import { formatCompactDuration, formatWholeMinutes } from '../../../core/common/duration-text';
+import { formatCompactDuration, formatWholeMinutes } from '../../../core/common/units';
 
 describe('formatWholeMinutes', () => {
   it('says a duration to the nearest minute, never below 0', () => {
