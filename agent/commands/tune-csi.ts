@@ -23,7 +23,7 @@ import {
   mountNames,
 } from '../../core/tuner';
 import { ec2Client } from '../../core/aws';
-import { lookupInstanceType, EXAMPLE_CONFIG } from '../../core/instance';
+import { lookupNamedInstanceType, EXAMPLE_CONFIG } from '../../core/instance';
 
 export interface CsiOptions {
   csi?: boolean;
@@ -138,7 +138,7 @@ export async function printCsiManifests(
   config: AgentConfig | undefined,
   rootFreeGiB: number,
 ): Promise<void> {
-  const instance = await lookupInstanceType(
+  const instance = await lookupNamedInstanceType(
     opts.instanceType,
     opts.offline ? undefined : ec2Client({ maxAttempts: 2, connectionTimeoutMs: 2000 }),
   );

@@ -8,12 +8,7 @@ import { printJson } from '../output';
 import { ec2Client } from '../../core/aws';
 import { DEFAULT_AGENT_CONFIG_PATH, loadAgentConfig } from '../../core/contract';
 import { DEFAULT_ROOT_FREE_GIB } from '../../core/tuner';
-import {
-  UnknownInstanceTypeError,
-  formatTuneReport,
-  tuneForInstanceType,
-  type TuneReport,
-} from '../../core/instance';
+import { formatTuneReport, tuneForInstanceType } from '../../core/instance';
 import { addCsiOptions, printCsiManifests, type CsiOptions } from './tune-csi';
 
 interface TuneOptions extends CsiOptions, AwsFlags {
@@ -65,26 +60,19 @@ export const register: RegisterCommand = (program) => {
     });
     const interfaces = opts.interfaces !== undefined ? parseInterfaces(opts.interfaces) : undefined;
     const configPath = opts.config ?? process.env.MOUNTFLEET_CONFIG ?? DEFAULT_AGENT_CONFIG_PATH;
-    let report: TuneReport;
-    try {
-      if (opts.csi) {
-        const config = opts.config || existsSync(configPath) ? loadAgentConfig(configPath) : undefined;
-        return await printCsiManifests(opts, config, rootFreeGiB);
-      }
-      const online = !opts.offline && (await canCallAws(opts));
-      report = await tuneForInstanceType({
-        instanceType: opts.instanceType,
-        ...(opts.config || existsSync(configPath) ? { config: loadAgentConfig(configPath) } : {}),
-        ...(opts.azId ? { azId: opts.azId } : {}),
-        ...(interfaces ? { interfaces } : {}),
-        rootFreeGiB,
-        ...(online ? { ec2: ec2Client({ maxAttempts: 2, connectionTimeoutMs: 2000 }) } : {}),
-      });
-    } catch (err) {
-      // Until core/instance's UnknownInstanceTypeError carries its exit status itself.
-      if (err instanceof UnknownInstanceTypeError) throw new UsageError(err.message);
-      throw err;
+    if (opts.csi) {
+      const config = opts.config || existsSync(configPath) ? loadAgentConfig(configPath) : undefined;
+      return await printCsiManifests(opts, config, rootFreeGiB);
     }
+    const online = !opts.offline && (await canCallAws(opts));
+    const report = await tuneForInstanceType({
+      instanceType: opts.instanceType,
+      ...(opts.config || existsSync(configPath) ? { config: loadAgentConfig(configPath) } : {}),
+      ...(opts.azId ? { azId: opts.azId } : {}),
+      ...(interfaces ? { interfaces } : {}),
+      rootFreeGiB,
+      ...(online ? { ec2: ec2Client({ maxAttempts: 2, connectionTimeoutMs: 2000 }) } : {}),
+    });
     if (opts.json) printJson(report);
     else process.stdout.write(formatTuneReport(report));
   });

@@ -5,7 +5,7 @@ export {
   metadataService,
   readInstanceIdentity,
 } from './imds';
-export { UnknownInstanceTypeError, lookupInstanceType } from './instance-type-lookup';
+export { lookupInstanceType } from './instance-type-lookup';
 export {
   TERMINATION_POLL_MS,
   type TerminationNotice,
@@ -14,4 +14,9 @@ export {
   terminationNoticeReader,
   watchForTermination,
 } from './termination-notice';
-export { EXAMPLE_CONFIG, type TuneReport, formatTuneReport, tuneForInstanceType } from './tune-report';
+export {
+  EXAMPLE_CONFIG,
+  formatTuneReport,
+  lookupNamedInstanceType,
+  tuneForInstanceType,
+} from './tune-report';

@@ -1,5 +1,6 @@
 /** What `mountfleet tune` shows: the plan the agent would make for an instance type, with reasons. */
 import type { EC2Client } from '@aws-sdk/client-ec2';
+import { UsageError } from '../common';
 import { parseAgentConfig, type AgentConfig } from '../contract';
 import {
   DEFAULT_ROOT_FREE_GIB,
@@ -10,7 +11,7 @@ import {
   planMounts,
   type TuningPlan,
 } from '../tuner';
-import { lookupInstanceType } from './instance-type-lookup';
+import { lookupInstanceType, UnknownInstanceTypeError } from './instance-type-lookup';
 
 /** Used when no agent config is given: one immutable, locally and Express-cached dataset. */
 export const EXAMPLE_CONFIG = {
@@ -46,9 +47,25 @@ export interface TuneReport {
   readonly assumptions: readonly string[];
 }
 
+/**
+ * The facts of an instance type a user named (`tune --instance-type`): one that neither the API nor the
+ * built-in table knows is a usage error (exit 2), the message naming the closest known types. (On an
+ * instance, `up` reads its own type from IMDS: there an unknown one is a failure.)
+ */
+export async function lookupNamedInstanceType(
+  ...args: Parameters<typeof lookupInstanceType>
+): ReturnType<typeof lookupInstanceType> {
+  try {
+    return await lookupInstanceType(...args);
+  } catch (err) {
+    if (err instanceof UnknownInstanceTypeError) throw new UsageError(err.message, { cause: err });
+    throw err;
+  }
+}
+
 export async function tuneForInstanceType(request: TuneRequest): Promise<TuneReport> {
   const assumptions: string[] = [];
-  const instance = await lookupInstanceType(request.instanceType, request.ec2, (reason) =>
+  const instance = await lookupNamedInstanceType(request.instanceType, request.ec2, (reason) =>
     assumptions.push(`DescribeInstanceTypes unavailable (${reason}): built-in table used`),
   );
   const config = request.config ?? parseAgentConfig(EXAMPLE_CONFIG, '(example)');

@@ -5,4 +5,4 @@ export { deleteScratch, listScratch, scratchListTable } from './operators';
 export { type ScratchRunRecord, activeScratchRuns } from './registry';
 export { runScratch } from './run';
 export { type ScratchRunIo, type ScratchRunRequest } from './run-plan';
-export { SummaryError, compareWithRun, readRunSummary, renderAgainst } from './run-summary';
+export { compareWithRun, readRunSummary, renderAgainst } from './run-summary';

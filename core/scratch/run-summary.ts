@@ -62,7 +62,7 @@ export function runSummary(run: {
 }
 
 /** `plan --against` was given a file that is no run summary: the message names the file and the field (exit 2). */
-export class SummaryError extends UsageError {
+class SummaryError extends UsageError {
   override readonly name = 'SummaryError';
 }
 

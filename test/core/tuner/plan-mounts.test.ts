@@ -124,10 +124,12 @@ describe('every family in the built-in table', () => {
     expect(report.plan.mounts[0].processes.some((p) => p.args.includes('--cache'))).toBe(true);
   });
 
-  test('an unknown type names the closest known ones', async () => {
-    await expect(tuneForInstanceType({ instanceType: 'c7gn.9xlarge' })).rejects.toThrow(
-      new UnknownInstanceTypeError('c7gn.9xlarge', ['c7gn.8xlarge', 'c7gn.12xlarge']),
-    );
+  test('an unknown type names the closest known ones (a usage error: the user named it)', async () => {
+    await expect(tuneForInstanceType({ instanceType: 'c7gn.9xlarge' })).rejects.toMatchObject({
+      name: 'UsageError',
+      exitStatus: 2,
+      cause: new UnknownInstanceTypeError('c7gn.9xlarge', ['c7gn.8xlarge', 'c7gn.12xlarge']),
+    });
     await expect(tuneForInstanceType({ instanceType: 'c7gn.9xlarge' })).rejects.toThrow(
       'unknown instance type "c7gn.9xlarge"; closest known: c7gn.8xlarge, c7gn.12xlarge',
     );
