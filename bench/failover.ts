@@ -10,7 +10,7 @@
  */
 import { parseArgs } from 'node:util';
 import { MotoServer } from '../test/support/moto';
-import { runFailover } from '../test/agent/mountpoint/failover-harness';
+import { runFailover } from '../test/agent/commands/up/failover-harness';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({

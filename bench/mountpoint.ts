@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { s3Client } from '../core/aws/clients';
 import { readFiles } from '../core/measure/read';
-import { runSupervise } from '../test/agent/mountpoint/supervise-harness';
+import { runSupervise } from '../test/agent/commands/up/supervise-harness';
 import {
   agentProfile,
   benchInOwnNamespace,

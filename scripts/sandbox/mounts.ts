@@ -1,7 +1,7 @@
 /**
  * Played instances that mount S3: one per zone, each in a private mount namespace with its own IMDS
  * stand-in, running `mountfleet up --supervise` from the agent.json the deploy wrote into user data. Each is
- * driven by the Express failover scenario (test/agent/mountpoint/failover-scenario.ts): it holds a file open
+ * driven by the Express failover scenario (test/agent/commands/up/failover-scenario.ts): it holds a file open
  * through the mount; the sandbox black-holes that zone's Express cache bucket only (the other zone keeps
  * its cache), and the scenario measures when new opens reach the cache-less standby, checks the held
  * handle, then the way back once the zone returns, and a Mountpoint process killed and restarted.
@@ -10,7 +10,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { STANDIN } from '../../test/agent/mountpoint/failover-harness';
+import { STANDIN } from '../../test/agent/commands/up/failover-harness';
 import { agentPaths } from '../../core/contract/agent-paths';
 import { CLI_BUNDLE } from '../../test/support/cli';
 import type { FaultProxy } from '../../test/support/fault-proxy';
@@ -21,7 +21,7 @@ import { unshareTsxArgs } from '../../test/support/mount-namespace';
 import { mountS3Count, type S3Count } from '../../core/agent/mount-metrics-reading';
 import { readState } from '../../core/agent/agent-state';
 
-const SCENARIO = join(REPO_ROOT, 'test/agent/mountpoint/failover-scenario.ts');
+const SCENARIO = join(REPO_ROOT, 'test/agent/commands/up/failover-scenario.ts');
 /** How long one scenario event may take (the agent's probe interval is seconds). */
 const EVENT_TIMEOUT_MS = 60_000;
 

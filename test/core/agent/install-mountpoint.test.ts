@@ -13,7 +13,7 @@ import {
   SignatureError,
   type InstallOptions,
 } from '../../../core/agent/install-mountpoint';
-import { STANDIN } from '../../agent/mountpoint/failover-harness';
+import { STANDIN } from '../../agent/commands/up/failover-harness';
 
 const VERSION = '1.24.0';
 const PACKAGE_PATH = `/${VERSION}/x86_64/mount-s3-${VERSION}-x86_64.rpm`;

@@ -1,7 +1,7 @@
 /**
  * Readings of the agent's per-mount S3 counts from its state file (as `up` writes it), with the clock moved
  * by the test: when a reading may be taken, what it waits for, and each reason there is none. The whole
- * path on the real Mountpoint is in test/agent/mountpoint/supervise.test.ts.
+ * path on the real Mountpoint is in test/agent/commands/up/supervise.test.ts.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

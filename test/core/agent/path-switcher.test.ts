@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { inPrivateNamespace } from '../../agent/mountpoint/supervise-harness';
+import { inPrivateNamespace } from '../../agent/commands/up/supervise-harness';
 
 test('a restarted target is rebound even when its new mount reuses the old mount ID', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'mountfleet-switcher-'));

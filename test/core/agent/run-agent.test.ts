@@ -1,7 +1,7 @@
 /**
  * `mountfleet up`'s refusals come before it installs or mounts anything, and say how the command ends: no
  * systemd without --supervise (exit 2), a run dir another `up` holds (exit 75, naming it). Starting the mounts
- * for real: test/agent/mountpoint/ (the real Mountpoint harness).
+ * for real: test/agent/commands/up/ (the real Mountpoint harness).
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -12,7 +12,7 @@ import {
   unitName,
 } from '../../../core/agent/systemd-units';
 import { tuneForInstanceType } from '../../../core/instance/tune-report';
-import { STANDIN } from '../../agent/mountpoint/failover-harness';
+import { STANDIN } from '../../agent/commands/up/failover-harness';
 import { REPO_ROOT } from '../../support/moto';
 
 // The agent's own schema, kept with its licence in the repository (test/support/cloudwatch-agent/README.md).

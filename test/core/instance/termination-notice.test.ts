@@ -11,7 +11,7 @@ import { systemClock } from '../../../core/common/clock';
 import { metadataService, type InstanceMetadataClient } from '../../../core/instance/imds';
 import { runScratchJob } from '../../../core/scratch/lifecycle';
 import { terminationNoticeReader, watchForTermination } from '../../../core/instance/termination-notice';
-import { MOUNT_HELPER_STANDIN } from '../../agent/scratch/harness';
+import { MOUNT_HELPER_STANDIN } from '../../agent/commands/scratch/harness';
 import { useEmulator } from '../../support/emulator';
 import { createNetwork } from '../../support/fixtures';
 import { ImdsStandIn } from '../../support/imds';

@@ -11,7 +11,7 @@ import {
   topMountAt,
   unmount,
 } from '../../../core/scratch/mount';
-import { MOUNT_HELPER_STANDIN } from '../../agent/scratch/harness';
+import { MOUNT_HELPER_STANDIN } from '../../agent/commands/scratch/harness';
 
 describe('scratch mounts', () => {
   let dir: string;

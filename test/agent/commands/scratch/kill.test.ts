@@ -4,8 +4,8 @@
  * (`mountfleet reap`, the same code the scheduled Lambda runs) deletes all of it. Needs the built bundle.
  */
 import { TerminateInstancesCommand } from '@aws-sdk/client-ec2';
-import { ec2Client } from '../../../core/aws/clients';
-import { runCli } from '../../support/cli';
+import { ec2Client } from '../../../../core/aws/clients';
+import { runCli } from '../../../support/cli';
 import {
   FLEET,
   fileSystemsOf,

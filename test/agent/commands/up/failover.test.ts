@@ -3,7 +3,7 @@
  * bundled CLI) mounts a dataset through the Mountpoint stand-in as an Express-cached primary plus a
  * cache-less standby; a reader holds a file open; the fault proxy black-holes S3 (the dark zone).
  */
-import { emulatorEndpoint, useEmulator } from '../../support/emulator';
+import { emulatorEndpoint, useEmulator } from '../../../support/emulator';
 import { runFailover } from './failover-harness';
 
 useEmulator();

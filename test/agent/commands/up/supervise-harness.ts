@@ -9,10 +9,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { s3Client } from '../../../core/aws/clients';
-import { CLI_BUNDLE } from '../../support/cli';
-import { unshareTsxArgs } from '../../support/mount-namespace';
-import type { S3Count } from '../../../core/agent/mount-metrics-reading';
+import { s3Client } from '../../../../core/aws/clients';
+import { CLI_BUNDLE } from '../../../support/cli';
+import { unshareTsxArgs } from '../../../support/mount-namespace';
+import type { S3Count } from '../../../../core/agent/mount-metrics-reading';
 
 export interface ScenarioMount {
   readonly bucket: string;

@@ -9,8 +9,8 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DescribeMountTargetsCommand, DescribeMountTargetSecurityGroupsCommand } from '@aws-sdk/client-efs';
-import { efsClient } from '../../../core/aws/clients';
-import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE, TAG_RUN } from '../../../core/contract/tags';
+import { efsClient } from '../../../../core/aws/clients';
+import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE, TAG_RUN } from '../../../../core/contract/tags';
 import {
   FLEET,
   fileSystemsOf,

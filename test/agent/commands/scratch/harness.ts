@@ -13,16 +13,16 @@ import {
   DescribeMountTargetsCommand,
   type FileSystemDescription,
 } from '@aws-sdk/client-efs';
-import { ec2Client, efsClient } from '../../../core/aws/clients';
-import type { AgentConfigInput } from '../../../core/contract/agent-config';
-import { TAG_FLEET, TAG_JOB } from '../../../core/contract/tags';
-import { CLI_BUNDLE } from '../../support/cli';
-import { useEmulator } from '../../support/emulator';
-import { FaultProxy } from '../../support/fault-proxy';
-import { createNetwork, type TestNetwork } from '../../support/fixtures';
-import { ImdsStandIn } from '../../support/imds';
-import { tagValue } from '../../../core/efs/fleet-file-systems';
-import { MOUNT_HELPER_STANDIN, mountsUnder } from '../../support/standins';
+import { ec2Client, efsClient } from '../../../../core/aws/clients';
+import type { AgentConfigInput } from '../../../../core/contract/agent-config';
+import { TAG_FLEET, TAG_JOB } from '../../../../core/contract/tags';
+import { CLI_BUNDLE } from '../../../support/cli';
+import { useEmulator } from '../../../support/emulator';
+import { FaultProxy } from '../../../support/fault-proxy';
+import { createNetwork, type TestNetwork } from '../../../support/fixtures';
+import { ImdsStandIn } from '../../../support/imds';
+import { tagValue } from '../../../../core/efs/fleet-file-systems';
+import { MOUNT_HELPER_STANDIN, mountsUnder } from '../../../support/standins';
 
 export const FLEET = 'scratch-it';
 
@@ -270,8 +270,8 @@ export function killJob(run: ScratchRun): void {
   }
 }
 
-export { tagValue as fsTag } from '../../../core/efs/fleet-file-systems';
-export { MOUNT_HELPER_STANDIN, mountsUnder } from '../../support/standins';
+export { tagValue as fsTag } from '../../../../core/efs/fleet-file-systems';
+export { MOUNT_HELPER_STANDIN, mountsUnder } from '../../../support/standins';
 
 /** The emulator's file systems of this fleet (and job, when given). */
 export async function fileSystemsOf(job?: string): Promise<FileSystemDescription[]> {

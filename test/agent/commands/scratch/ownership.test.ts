@@ -21,10 +21,10 @@ import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TagResourceCommand } from '@aws-sdk/client-efs';
-import { efsClient } from '../../../core/aws/clients';
-import { TAG_MARKED_IDLE_AT, TAG_RUN } from '../../../core/contract/tags';
-import { runCli } from '../../support/cli';
-import { createScratchFileSystem } from '../../support/fixtures';
+import { efsClient } from '../../../../core/aws/clients';
+import { TAG_MARKED_IDLE_AT, TAG_RUN } from '../../../../core/contract/tags';
+import { runCli } from '../../../support/cli';
+import { createScratchFileSystem } from '../../../support/fixtures';
 import {
   FLEET,
   fileSystemsOf,

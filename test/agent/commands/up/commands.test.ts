@@ -1,8 +1,8 @@
 import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCli, runCliInProcess } from '../../support/cli';
-import { useEmulator } from '../../support/emulator';
+import { runCli, runCliInProcess } from '../../../support/cli';
+import { useEmulator } from '../../../support/emulator';
 
 const emu = useEmulator();
 let runDir: string;

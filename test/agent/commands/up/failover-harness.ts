@@ -10,12 +10,12 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { s3ExpressClient } from '../../../core/aws/clients';
-import { CLI_BUNDLE } from '../../support/cli';
-import { FaultProxy } from '../../support/fault-proxy';
-import { ImdsStandIn } from '../../support/imds';
-import { REPO_ROOT } from '../../support/moto';
-import { unshareTsxArgs } from '../../support/mount-namespace';
+import { s3ExpressClient } from '../../../../core/aws/clients';
+import { CLI_BUNDLE } from '../../../support/cli';
+import { FaultProxy } from '../../../support/fault-proxy';
+import { ImdsStandIn } from '../../../support/imds';
+import { REPO_ROOT } from '../../../support/moto';
+import { unshareTsxArgs } from '../../../support/mount-namespace';
 
 export const STANDIN = join(REPO_ROOT, 'test/support/mount-s3-standin/mount-s3-standin');
 export const EXPRESS_BUCKET = 'cache--use1-az4--x-s3';

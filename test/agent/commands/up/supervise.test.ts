@@ -3,8 +3,8 @@
  * the project's harness on the same crates) against moto, in a private mount namespace: mounts, reads,
  * kill -9 and restart, a restart that keeps failing, and `down`. One scenario run; each test checks a part.
  */
-import { emulatorEndpoint, useEmulator } from '../../support/emulator';
-import { realMountpointForTests } from '../../support/real-mountpoint';
+import { emulatorEndpoint, useEmulator } from '../../../support/emulator';
+import { realMountpointForTests } from '../../../support/real-mountpoint';
 import { runSupervise, type SuperviseRun } from './supervise-harness';
 
 useEmulator();

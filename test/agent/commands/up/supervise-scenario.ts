@@ -16,10 +16,10 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FaultProxy } from '../../support/fault-proxy';
-import { ImdsStandIn } from '../../support/imds';
-import { emulatorMountS3 } from '../../support/real-mountpoint';
-import { AgentMountMetrics, s3CountBetween } from '../../../core/agent/mount-metrics-reading';
+import { FaultProxy } from '../../../support/fault-proxy';
+import { ImdsStandIn } from '../../../support/imds';
+import { emulatorMountS3 } from '../../../support/real-mountpoint';
+import { AgentMountMetrics, s3CountBetween } from '../../../../core/agent/mount-metrics-reading';
 import type { SuperviseResult, SuperviseScenario } from './supervise-harness';
 
 interface StateProcess {

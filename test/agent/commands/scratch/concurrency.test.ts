@@ -8,9 +8,9 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { processGroupMembers } from '../../../core/system/processes';
-import { FaultProxy } from '../../support/fault-proxy';
-import { removeEmptySystemdStandinScopes, SYSTEMD_STANDIN_BIN } from '../../support/standins';
+import { processGroupMembers } from '../../../../core/system/processes';
+import { FaultProxy } from '../../../support/fault-proxy';
+import { removeEmptySystemdStandinScopes, SYSTEMD_STANDIN_BIN } from '../../../support/standins';
 import {
   job,
   leftovers,

@@ -8,14 +8,14 @@ import {
   DescribeMountTargetsCommand,
   TagResourceCommand,
 } from '@aws-sdk/client-efs';
-import { ec2Client, efsClient } from '../../../core/aws/clients';
-import type { ScratchFileSystemSummary } from '../../../core/scratch/inventory';
-import { TAG_RUN, TAG_TEARDOWN_STARTED_AT } from '../../../core/contract/tags';
-import { runCli } from '../../support/cli';
-import { useEmulator } from '../../support/emulator';
-import { FaultProxy } from '../../support/fault-proxy';
-import { createNetwork, createScratchFileSystem, type TestNetwork } from '../../support/fixtures';
-import { launchOwners, type OwnerState } from '../../core/reaper/scenario';
+import { ec2Client, efsClient } from '../../../../core/aws/clients';
+import type { ScratchFileSystemSummary } from '../../../../core/scratch/inventory';
+import { TAG_RUN, TAG_TEARDOWN_STARTED_AT } from '../../../../core/contract/tags';
+import { runCli } from '../../../support/cli';
+import { useEmulator } from '../../../support/emulator';
+import { FaultProxy } from '../../../support/fault-proxy';
+import { createNetwork, createScratchFileSystem, type TestNetwork } from '../../../support/fixtures';
+import { launchOwners, type OwnerState } from '../../../core/reaper/scenario';
 
 const FLEET = 'ops';
 
