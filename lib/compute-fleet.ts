@@ -1,31 +1,30 @@
-import { Duration, RemovalPolicy, Size, Stack, Tags } from 'aws-cdk-lib';
+import { Duration, type Size, Tags } from 'aws-cdk-lib';
 import * as autoscaling from 'aws-cdk-lib/aws-autoscaling';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
-import * as iam from 'aws-cdk-lib/aws-iam';
-import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as iam from 'aws-cdk-lib/aws-iam';
+import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import {
-  AGENT_CONFIG_VERSION,
-  cacheUsesExpress,
-  defaultCachePolicy,
-  MOUNTPOINT_DEFAULT_VERSION,
-  type AgentConfigInput,
   type CachePolicy,
-  agentMetricsLogGroupName,
   MOUNTPOINT_FLEET_DIMENSION,
   MOUNTPOINT_METRICS_NAMESPACE,
   TAG_FLEET,
 } from '../core/contract';
 import type { IExpressCache, IFleetNetwork, IScratchFileSystems } from './interfaces';
-import { renderAgentConfig } from './private/agent-config';
-import { grantAgentBasics, grantFleetMetrics } from './private/fleet-grants';
-import { architectureOf, chooseZones, validateCapacity } from './private/fleet-placement';
+import {
+  checkFleetProps,
+  DEFAULT_INSTANCE_TYPES,
+  fleetAgentConfigJson,
+  fleetLaunchTemplate,
+  fleetRole,
+  fleetSecurityGroup,
+  grantFleetInstances,
+} from './private/fleet-instances';
+import { validateCapacity } from './private/fleet-placement';
 import { agentBundle, fleetUserData } from './private/fleet-user-data';
-import { grantBucketMount } from './private/mount-grants';
 import { acknowledge } from './private/nag';
-import { invalidProp, validateFleetId, validateMountPath, validateMountPrefix } from './private/validation';
 
 /** One S3 bucket (or prefix) the agent mounts with Mountpoint on every instance. */
 export interface FleetMount {
@@ -107,8 +106,6 @@ export interface ComputeFleetProps {
   readonly metricsLogRetention?: logs.RetentionDays;
 }
 
-const DEFAULT_INSTANCE_TYPES = ['m6i.large', 'm6a.large', 'm5.large', 'm7i.large'];
-
 /**
  * An Auto Scaling group whose instances run the mountfleet agent: a launch template (IMDSv2 required,
  * encrypted gp3 root, Amazon Linux 2023), mixed instance types on Spot (`price-capacity-optimized`),
@@ -146,119 +143,42 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
 
   constructor(scope: Construct, id: string, props: ComputeFleetProps) {
     super(scope, id);
-    validateFleetId(this, props.fleetId);
+    const checked = checkFleetProps(this, props);
     this.fleetId = props.fleetId;
-    const mounts = props.mounts ?? [];
-    const defaultCache = defaultCachePolicy(props.expressCache !== undefined);
-    mounts.forEach((m, i) => {
-      validateMountPath(this, `mounts[${i}].path`, m.path);
-      // The prefix becomes the instance role's grant on `bucket/<prefix>*`.
-      validateMountPrefix(this, `mounts[${i}].prefix`, m.prefix ?? '');
-      if (cacheUsesExpress(m.cache ?? defaultCache) && !props.expressCache) {
-        invalidProp(
-          this,
-          `mounts[${i}].cache`,
-          `"${m.cache}" needs an Express cache`,
-          'pass expressCache or use cache "local"',
-        );
-      }
-    });
-    if (props.scratch && props.scratch.fleetId !== props.fleetId) {
-      invalidProp(
-        this,
-        'scratch',
-        `${props.scratch.node.path} is for fleet "${props.scratch.fleetId}", this fleet is "${props.fleetId}"`,
-        "give both the same fleetId (the scratch IAM keys on it: the agent's requests would be denied at run time)",
-      );
-    }
-    this.azIds = chooseZones(this, {
-      network: props.network,
-      azIds: props.azIds,
-      expressCache: props.expressCache,
-      scratch: props.scratch,
-    });
-    const architecture = architectureOf(this, props.instanceTypes ?? DEFAULT_INSTANCE_TYPES);
+    this.azIds = checked.azIds;
     validateCapacity(this, {
       minCapacity: props.minCapacity ?? 0,
       maxCapacity: props.maxCapacity ?? 4,
       onDemandPercentageAboveBaseCapacity: props.onDemandPercentageAboveBaseCapacity ?? 0,
     });
 
-    this.securityGroup =
-      props.securityGroup ??
-      new ec2.SecurityGroup(this, 'SecurityGroup', {
-        vpc: props.network.vpc,
-        description: `mountfleet fleet ${props.fleetId}: no inbound, all outbound (S3, package repositories)`,
-        allowAllOutbound: true,
-      });
+    this.securityGroup = fleetSecurityGroup(this, props);
     this.connections = new ec2.Connections({ securityGroups: [this.securityGroup] });
-    this.role = new iam.Role(this, 'Role', {
-      assumedBy: new iam.ServicePrincipal('ec2.amazonaws.com'),
-      description: `mountfleet fleet ${props.fleetId} instances`,
-    });
+    this.role = fleetRole(this, props);
     this.grantPrincipal = this.role;
-    if (props.sessionManager ?? true) {
-      this.role.addManagedPolicy(iam.ManagedPolicy.fromAwsManagedPolicyName('AmazonSSMManagedInstanceCore'));
-      acknowledge(
-        this.role,
-        'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonSSMManagedInstanceCore]',
-        "Session Manager is how operators reach fleet instances (no SSH, no inbound rule); AWS maintains this policy's list of SSM agent calls, which a copy would let go stale. sessionManager: false leaves it out.",
-      );
-    }
     this.terminationHookName = `mountfleet-${props.fleetId}-teardown`;
-
-    mounts.forEach((m) => {
-      grantBucketMount(this, this.role, {
-        bucket: m.bucket,
-        prefix: m.prefix ?? '',
-        access: m.access ?? 'read-only',
-        dataset: m.dataset ?? 'mutable',
-        description: m.path,
-      });
+    this.metricsLogGroup = grantFleetInstances(this, this.role, props, {
+      mounts: checked.mounts,
+      terminationHook: true,
     });
-    props.expressCache?.grantMountpointCache(this.role);
-    if (props.scratch) {
-      props.scratch.allowMountsFrom(this);
-      props.scratch.grantCreateAndDelete(this.role);
-    }
-    grantAgentBasics(this.role, props.fleetId);
-    this.metricsLogGroup = new logs.LogGroup(this, 'MetricsLogGroup', {
-      logGroupName: agentMetricsLogGroupName(props.fleetId),
-      retention: props.metricsLogRetention ?? logs.RetentionDays.ONE_MONTH,
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
-    grantFleetMetrics(this.role, this.metricsLogGroup);
 
-    this.agentConfigJson = renderAgentConfig(this, this.agentConfig(props, mounts, defaultCache));
+    this.agentConfigJson = fleetAgentConfigJson(this, props, {
+      ...checked,
+      lifecycleHookName: this.terminationHookName,
+    });
     const userData = fleetUserData(this, {
       bundle: agentBundle(this, this.role),
       agentConfigJson: this.agentConfigJson,
       scratch: props.scratch !== undefined,
     });
 
-    this.launchTemplate = new ec2.LaunchTemplate(this, 'LaunchTemplate', {
-      machineImage:
-        props.machineImage ??
-        ec2.MachineImage.latestAmazonLinux2023({
-          cpuType: architecture === 'arm64' ? ec2.AmazonLinuxCpuType.ARM_64 : ec2.AmazonLinuxCpuType.X86_64,
-        }),
+    this.launchTemplate = fleetLaunchTemplate(this, props, {
+      architecture: checked.architecture,
       userData,
-      role: this.role,
+      identity: { role: this.role },
       securityGroup: this.securityGroup,
-      httpEndpoint: true,
-      httpTokens: ec2.LaunchTemplateHttpTokens.REQUIRED,
       // 1 keeps IMDS credentials on the host: a container behind a bridge is one hop further away.
-      httpPutResponseHopLimit: props.containersNeedImds ? 2 : 1,
-      blockDevices: [
-        {
-          deviceName: '/dev/xvda',
-          volume: ec2.BlockDeviceVolume.ebs((props.rootVolumeSize ?? Size.gibibytes(30)).toGibibytes(), {
-            encrypted: true,
-            volumeType: ec2.EbsDeviceVolumeType.GP3,
-            deleteOnTermination: true,
-          }),
-        },
-      ],
+      hopLimit: props.containersNeedImds ? 2 : 1,
     });
 
     this.autoScalingGroup = new autoscaling.AutoScalingGroup(this, 'Group', {
@@ -323,38 +243,5 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
       },
       ...props,
     });
-  }
-
-  private agentConfig(
-    props: ComputeFleetProps,
-    mounts: FleetMount[],
-    defaultCache: CachePolicy,
-  ): AgentConfigInput {
-    const config: AgentConfigInput = {
-      version: AGENT_CONFIG_VERSION,
-      fleetId: props.fleetId,
-      region: Stack.of(this).region,
-      mounts: mounts.map((m) => ({
-        bucket: m.bucket.bucketName,
-        prefix: m.prefix ?? '',
-        path: m.path,
-        access: m.access ?? 'read-only',
-        dataset: m.dataset ?? 'mutable',
-        cache: m.cache ?? defaultCache,
-        // Mountpoint refuses a bucket of another owner (a deleted name re-created elsewhere); a token resolves at deploy.
-        expectedBucketOwner: m.bucket.env.account,
-      })),
-      lifecycleHook: { name: this.terminationHookName },
-      mountpoint: { version: props.mountpointVersion ?? MOUNTPOINT_DEFAULT_VERSION },
-    };
-    // The cache's zones bound where the fleet runs (chooseZones), and every instance gets its zone's bucket.
-    if (props.expressCache) {
-      const cache = props.expressCache;
-      config.expressCache = {
-        buckets: Object.fromEntries(this.azIds.map((azId) => [azId, cache.bucketFor(azId)])),
-      };
-    }
-    if (props.scratch) config.scratch = props.scratch.agentSettings();
-    return config;
   }
 }

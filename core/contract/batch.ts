@@ -62,3 +62,20 @@ export const BATCH_FINAL_STATES = ['SUCCEEDED', 'FAILED'] as const;
 
 /** The path a job's scratch has in its container unless the job definition says otherwise. */
 export const DEFAULT_BATCH_SCRATCH_PATH = '/scratch';
+
+/**
+ * The per-run job-definition names of a fleet as an IAM resource pattern: `mf-<fleet>-` and the run id's exact
+ * shape (`r` 8 digits `t` 6 digits `-` 16 hex), then `*` for the `:<revision>` of the ARN. `mf-<fleet>-*` would
+ * also match the names of a fleet whose id starts with `<fleet>-` (fleet `train` would reach `train-dev`'s).
+ */
+export function runJobDefinitionIamPattern(fleetId: string): string {
+  return `${runJobDefinitionPrefix(fleetId)}r${'?'.repeat(8)}t${'?'.repeat(6)}-${'?'.repeat(16)}*`;
+}
+
+/** Environment of the Batch teardown Lambda (lib/ sets them, lambda/batch-teardown reads them). */
+export const BATCH_TEARDOWN_ENV = {
+  /** The fleet id: the handler touches file systems and job definitions of this fleet only. */
+  fleetId: 'FLEET_ID',
+  /** The fleet's job-queue ARNs, comma-separated: events of any other queue are ignored. */
+  queueArns: 'BATCH_QUEUE_ARNS',
+} as const;

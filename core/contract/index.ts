@@ -82,6 +82,7 @@ export {
   BATCH_FINAL_STATES,
   BATCH_SCRATCH_CREATE_TAG_KEYS,
   BATCH_SCRATCH_SUBMIT_TAG_KEYS,
+  BATCH_TEARDOWN_ENV,
   DEFAULT_BATCH_SCRATCH_PATH,
   TAG_BATCH_ATTEMPT,
   TAG_BATCH_AZ_ID,
@@ -93,6 +94,7 @@ export {
   TAG_BATCH_SCRATCH_SECURITY_GROUP,
   TAG_BATCH_SCRATCH_SUBNET,
   runIdOfJobDefinition,
+  runJobDefinitionIamPattern,
   runJobDefinitionName,
   runJobDefinitionPrefix,
 } from './batch';

@@ -54,8 +54,28 @@ export function grantFleetMetrics(role: iam.Role, metricsLogGroup: logs.ILogGrou
   );
 }
 
-/** Tuning (instance type facts) and the termination hook of this fleet's group only. */
-export function grantAgentBasics(role: iam.Role, fleetId: string): void {
+/** Tuning (instance type facts) and, unless turned off, the termination hook of this fleet's group only. */
+export function grantAgentBasics(
+  role: iam.Role,
+  fleetId: string,
+  options: { readonly terminationHook: boolean } = { terminationHook: true },
+): void {
+  if (!options.terminationHook) {
+    // A Batch instance has no termination hook of its own: the tuner's instance-type facts only.
+    acknowledgeWildcardResource(
+      role,
+      '*',
+      'Describe/list calls without resource-level permissions (ec2:DescribeInstanceTypes, DescribeSubnets, DescribeNetworkInterfaces, elasticfilesystem:DescribeFileSystems) and cloudwatch:GetMetricData (no resource type for classic metrics).',
+    );
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'DescribeForTuning',
+        actions: ['ec2:DescribeInstanceTypes'],
+        resources: ['*'],
+      }),
+    );
+    return;
+  }
   // arn:aws:autoscaling:R:A:autoScalingGroup:<uuid>:autoScalingGroupName/<name> — colons after the type.
   const asgArns = Stack.of(role).formatArn({
     service: 'autoscaling',

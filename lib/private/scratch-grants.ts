@@ -38,11 +38,17 @@ export function acknowledgeScratchWildcards(
 /**
  * Create only encrypted file systems tagged with the fleet (with the create tags only), and tag them as part
  * of the create. CreateFileSystem has no resource type: the request's tags and encryption are what can be checked.
+ * `tagKeys`: the keys a create may set (a Batch submit's differ from an instance's).
  */
-export function grantCreateTagged(grantee: iam.IGrantable, fleetId: string, fileSystems: string): iam.Grant {
+export function grantCreateTagged(
+  grantee: iam.IGrantable,
+  fleetId: string,
+  fileSystems: string,
+  tagKeys: readonly string[] = SCRATCH_CREATE_TAG_KEYS,
+): iam.Grant {
   return allow(grantee, ['elasticfilesystem:CreateFileSystem'], ['*'], {
     StringEquals: { [`aws:RequestTag/${TAG_FLEET}`]: fleetId },
-    'ForAllValues:StringEquals': { 'aws:TagKeys': [...SCRATCH_CREATE_TAG_KEYS] },
+    'ForAllValues:StringEquals': { 'aws:TagKeys': [...tagKeys] },
     Bool: { 'elasticfilesystem:Encrypted': 'true' },
   }).combine(
     allow(grantee, ['elasticfilesystem:TagResource'], [fileSystems], {
