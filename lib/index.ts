@@ -11,6 +11,14 @@ export {
   fleetIdProblem,
 } from '../core/contract';
 export {
+  DEFAULT_BATCH_SCRATCH_PATH,
+  TAG_BATCH_AZ_ID,
+  TAG_BATCH_MOUNT_PATHS,
+  TAG_BATCH_SCRATCH_PATH,
+  TAG_BATCH_SCRATCH_SECURITY_GROUP,
+  TAG_BATCH_SCRATCH_SUBNET,
+} from '../core/contract';
+export {
   EXPRESS_METRICS_NAMESPACE,
   EXPRESS_SWITCH_DIMENSIONS,
   EXPRESS_SWITCH_METRICS,
@@ -41,6 +49,9 @@ export * from './express-cache';
 export * from './mountpoint-csi-volumes';
 export * from './scratch-file-systems';
 export * from './compute-fleet';
+export * from './batch-compute-fleet';
+export * from './batch-fleet-job-definition';
+export * from './batch-scratch-teardown';
 export * from './orphan-reaper';
 export * from './storage-dashboard';
 export * from './mountfleet-stack';

@@ -1,0 +1,338 @@
+import { Duration, type Size } from 'aws-cdk-lib';
+import * as batch from 'aws-cdk-lib/aws-batch';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as ecs from 'aws-cdk-lib/aws-ecs';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import {
+  TAG_BATCH_AZ_ID,
+  TAG_BATCH_MOUNT_PATHS,
+  TAG_BATCH_SCRATCH_SECURITY_GROUP,
+  TAG_BATCH_SCRATCH_SUBNET,
+  TAG_FLEET,
+} from '../core/contract';
+import { BatchScratchTeardown } from './batch-scratch-teardown';
+import type { FleetMount } from './compute-fleet';
+import type { IExpressCache, IFleetNetwork, IScratchFileSystems } from './interfaces';
+import { grantBatchSubmit } from './private/batch-grants';
+import { batchHardwareType, validateQueueTags, validateVcpus } from './private/batch-validation';
+import { addEcsOrdering, multipartUserData } from './private/batch-user-data';
+import {
+  checkFleetProps,
+  DEFAULT_INSTANCE_TYPES,
+  fleetAgentConfigJson,
+  fleetLaunchTemplate,
+  fleetRole,
+  fleetSecurityGroup,
+  grantFleetInstances,
+} from './private/fleet-instances';
+import { agentBundle, fleetUserData } from './private/fleet-user-data';
+import { acknowledge, acknowledgeWildcardResource } from './private/nag';
+import { invalidProp } from './private/validation';
+import { anyFileSystemArn, taggedWithFleet } from './private/scratch-iam';
+
+/** Props of {@link BatchComputeFleet}. */
+export interface BatchComputeFleetProps {
+  /** The fleet id (tags, IAM conditions, names): 1-32 lower-case letters, digits and hyphens. */
+  readonly fleetId: string;
+  /** The VPC and subnet per AZ ID. */
+  readonly network: IFleetNetwork;
+  /**
+   * AZ IDs to run compute environments in: one compute environment (per purchase option) and one job queue each.
+   * @default - every AZ ID of the network that has an Express cache bucket (with an expressCache), else
+   * every AZ ID of the network
+   */
+  readonly azIds?: string[];
+  /** Instance types Batch may launch (one architecture). @default ['m6i.large', 'm6a.large', 'm5.large', 'm7i.large'] */
+  readonly instanceTypes?: string[];
+  /**
+   * The AMI. It must run the ECS agent.
+   * @default - the ECS-optimized Amazon Linux 2023 AMI of the instance types (arm64, GPU or standard; SSM parameter)
+   */
+  readonly machineImage?: ec2.IMachineImage;
+  /** Buckets every instance mounts with Mountpoint; jobs bind them read-only ({@link FleetJobDefinition}). @default [] */
+  readonly mounts?: FleetMount[];
+  /** The Express cache (see ComputeFleetProps.expressCache). @default - no shared cache */
+  readonly expressCache?: IExpressCache;
+  /**
+   * Per-job EFS scratch: `mountfleet batch submit --scratch` makes a run's file system in the queue's zone, and the
+   * teardown deletes it when the job ends. @default - no scratch
+   */
+  readonly scratch?: IScratchFileSystems;
+  /** Root volume size (encrypted gp3; also holds the containers' images). @default Size.gibibytes(30) */
+  readonly rootVolumeSize?: Size;
+  /** Whether operators reach the instances through SSM Session Manager. @default true */
+  readonly sessionManager?: boolean;
+  /** The Mountpoint release the agent installs. @default MOUNTPOINT_DEFAULT_VERSION */
+  readonly mountpointVersion?: string;
+  /** The instances' security group. @default - a new one with no ingress and all outbound */
+  readonly securityGroup?: ec2.ISecurityGroup;
+  /** Retention of the log group that receives the agent's metric lines. @default logs.RetentionDays.ONE_MONTH */
+  readonly metricsLogRetention?: logs.RetentionDays;
+  /** Most vCPUs of Spot instances per zone (0: no Spot compute environment). @default 256 */
+  readonly spotMaxvCpus?: number;
+  /** Most vCPUs of On-Demand instances per zone; their environment follows Spot in the queue. @default 0 */
+  readonly onDemandMaxvCpus?: number;
+  /** vCPUs each zone's first compute environment keeps running when idle. @default 0 */
+  readonly minvCpus?: number;
+  /**
+   * How long jobs on an instance that an infrastructure update replaces (a new launch-template version, AMI or
+   * instance types) may run before Batch stops them (1 minute to 5 days). @default Duration.minutes(30)
+   */
+  readonly updateTimeout?: Duration;
+  /** Whether an infrastructure update terminates running jobs at once instead. @default false */
+  readonly terminateJobsOnUpdate?: boolean;
+  /**
+   * The role the fleet's jobs run with (its trust must allow `ecs-tasks.amazonaws.com`); `grantSubmit` may pass
+   * this role only. @default - a new role that may mount the fleet's scratch file systems (IAM-authorized EFS)
+   */
+  readonly jobRole?: iam.IRole;
+  /** Whether the EventBridge rule and Lambda that delete a job's scratch when it ends are created. @default true */
+  readonly teardown?: boolean;
+}
+
+/** One zone of the fleet: its compute environments (Spot first) and its queue. */
+export interface BatchFleetZone {
+  /** The AZ ID. */
+  readonly azId: string;
+  /** The compute environments, in the queue's order (Spot, then On-Demand). */
+  readonly computeEnvironments: batch.CfnComputeEnvironment[];
+  /** The zone's job queue, tagged with the zone, its scratch subnet and security group and the mount paths. */
+  readonly jobQueue: batch.CfnJobQueue;
+}
+
+/**
+ * The fleet's instances as AWS Batch managed EC2 (ECS) compute environments: one Spot (and optionally one
+ * On-Demand) compute environment and one job queue per AZ ID — a job runs in the zone of its queue, where a
+ * One Zone scratch file system can serve it. The instances are ComputeFleet's (same role, grants, agent.json and
+ * launch template), with what Batch needs: MIME multipart user data, IMDSv2 hop limit 2 for containers, the ECS
+ * agent ordered after the mounts, the ECS-optimized AMI, and an explicit launch-template version, so that a
+ * changed template reaches the compute environments as an infrastructure update on the next deploy.
+ */
+export class BatchComputeFleet extends Construct implements ec2.IConnectable, iam.IGrantable {
+  /** The fleet id its instances, queues, job definitions and scratch carry. */
+  readonly fleetId: string;
+  /** The AZ IDs with a queue. */
+  readonly azIds: string[];
+  /** The instances' role: mounts, Express cache sessions, metrics and the ECS agent. */
+  readonly role: iam.Role;
+  /** The instances' role, for `grant*` methods of other constructs. */
+  readonly grantPrincipal: iam.IPrincipal;
+  /** The instance profile the compute environments launch with. */
+  readonly instanceProfile: iam.InstanceProfile;
+  /** The instances' security group. */
+  readonly securityGroup: ec2.ISecurityGroup;
+  /** Network access to and from the instances. */
+  readonly connections: ec2.Connections;
+  /** The launch template: IMDSv2 (hop limit 2), encrypted gp3 root, MIME multipart user data. */
+  readonly launchTemplate: ec2.LaunchTemplate;
+  /** agent.json as a deploy-time JSON string. */
+  readonly agentConfigJson: string;
+  /** The role the fleet's jobs run with. */
+  readonly jobRole: iam.IRole;
+  /** The Mountpoint paths every instance mounts (what a job definition of the fleet binds read-only). */
+  readonly mountPaths: string[];
+  /** The zones, in the order of azIds. */
+  readonly zones: BatchFleetZone[];
+  /** The job-queue ARNs, in the order of azIds. */
+  readonly jobQueueArns: string[];
+  /** The teardown of Batch runs' scratch (when there is scratch and `teardown` is not false). */
+  readonly teardown?: BatchScratchTeardown;
+  private readonly scratch?: IScratchFileSystems;
+
+  constructor(scope: Construct, id: string, props: BatchComputeFleetProps) {
+    super(scope, id);
+    const checked = checkFleetProps(this, props);
+    this.fleetId = props.fleetId;
+    this.azIds = checked.azIds;
+    this.scratch = props.scratch;
+    this.mountPaths = checked.mounts.map((m) => m.path);
+    const vcpus = validateVcpus(this, {
+      spot: props.spotMaxvCpus ?? 256,
+      onDemand: props.onDemandMaxvCpus ?? 0,
+      min: props.minvCpus ?? 0,
+    });
+    const updateMinutes = (props.updateTimeout ?? Duration.minutes(30)).toMinutes();
+    if (!Number.isInteger(updateMinutes) || updateMinutes < 1 || updateMinutes > 7200) {
+      invalidProp(
+        this,
+        'updateTimeout',
+        `${updateMinutes} minutes is not a whole number of minutes from 1 to 7200`,
+        'for example Duration.minutes(30)',
+      );
+    }
+
+    this.securityGroup = fleetSecurityGroup(this, props);
+    this.connections = new ec2.Connections({ securityGroups: [this.securityGroup] });
+    this.role = fleetRole(this, props);
+    this.grantPrincipal = this.role;
+    this.role.addManagedPolicy(
+      iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AmazonEC2ContainerServiceforEC2Role'),
+    );
+    acknowledge(
+      this.role,
+      'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonEC2ContainerServiceforEC2Role]',
+      "The ECS agent on Batch's instances registers them and fetches work with this AWS-maintained policy (AWS Batch User Guide, 'Amazon ECS instance role'); a copy would miss the calls AWS adds to the agent.",
+    );
+    this.instanceProfile = new iam.InstanceProfile(this, 'InstanceProfile', { role: this.role });
+    grantFleetInstances(this, this.role, props, { mounts: checked.mounts, terminationHook: false });
+    this.jobRole = props.jobRole ?? this.newJobRole(props);
+
+    this.agentConfigJson = fleetAgentConfigJson(this, props, checked);
+    const userData = fleetUserData(this, {
+      bundle: agentBundle(this, this.role),
+      agentConfigJson: this.agentConfigJson,
+      scratch: props.scratch !== undefined,
+    });
+    addEcsOrdering(userData, this.mountPaths);
+    const instanceTypes = props.instanceTypes ?? DEFAULT_INSTANCE_TYPES;
+    this.launchTemplate = fleetLaunchTemplate(
+      this,
+      {
+        ...props,
+        machineImage:
+          props.machineImage ??
+          ecs.EcsOptimizedImage.amazonLinux2023(batchHardwareType(checked.architecture, instanceTypes)),
+      },
+      {
+        architecture: checked.architecture,
+        userData: multipartUserData(userData),
+        identity: { instanceProfile: this.instanceProfile },
+        securityGroup: this.securityGroup,
+        // Containers reach IMDS through Docker's bridge: one hop past the host.
+        hopLimit: 2,
+      },
+    );
+
+    const mountPathsTag = this.mountPaths.join(':');
+    validateQueueTags(this, mountPathsTag);
+    this.zones = this.azIds.map((azId) =>
+      this.addZone(azId, props, {
+        instanceTypes,
+        vcpus,
+        updateMinutes,
+        mountPathsTag,
+      }),
+    );
+    this.jobQueueArns = this.zones.map((z) => z.jobQueue.attrJobQueueArn);
+
+    if (props.scratch && (props.teardown ?? true)) {
+      this.teardown = new BatchScratchTeardown(this, 'Teardown', { fleet: this });
+    }
+  }
+
+  /** The zone's job queue. Throws naming the zone when the fleet has no queue there. */
+  jobQueueFor(azId: string): batch.CfnJobQueue {
+    const zone = this.zones.find((z) => z.azId === azId);
+    if (!zone) {
+      throw new Error(`${this.node.path}: no job queue in ${azId} — it has ${this.azIds.join(', ')}`);
+    }
+    return zone.jobQueue;
+  }
+
+  /**
+   * Grants what `mountfleet batch submit` needs: SubmitJob on the fleet's queues and its per-run job definitions,
+   * RegisterJobDefinition/DeregisterJobDefinition of those only (never privileged), PassRole of the job role only,
+   * the Batch reads (no resource type), and with scratch the fleet-tagged EFS create, tag, mount-target and delete.
+   */
+  grantSubmit(grantee: iam.IGrantable): iam.Grant {
+    return grantBatchSubmit(this, grantee, {
+      fleetId: this.fleetId,
+      queueArns: this.jobQueueArns,
+      jobRole: this.jobRole,
+      scratch: this.scratch,
+    });
+  }
+
+  private newJobRole(props: BatchComputeFleetProps): iam.Role {
+    const role = new iam.Role(this, 'JobRole', {
+      assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com'),
+      description: `mountfleet fleet ${props.fleetId} Batch jobs`,
+    });
+    if (props.scratch) {
+      // An EFS volume with IAM authorization mounts as the job's role: this fleet's file systems only.
+      const fileSystems = anyFileSystemArn(this);
+      role.addToPolicy(
+        new iam.PolicyStatement({
+          sid: 'MountOwnScratch',
+          actions: ['elasticfilesystem:ClientMount', 'elasticfilesystem:ClientWrite'],
+          resources: [fileSystems],
+          conditions: taggedWithFleet(props.fleetId),
+        }),
+      );
+      acknowledgeWildcardResource(
+        role,
+        fileSystems,
+        'Run file systems are created per job at run time (unknown ids); the statement requires the fleet tag on the file system.',
+      );
+    }
+    return role;
+  }
+
+  private addZone(
+    azId: string,
+    props: BatchComputeFleetProps,
+    o: {
+      instanceTypes: string[];
+      vcpus: { spot: number; onDemand: number; min: number };
+      updateMinutes: number;
+      mountPathsTag: string;
+    },
+  ): BatchFleetZone {
+    const zone = new Construct(this, `Zone-${azId}`);
+    const subnet = props.network.subnets[azId];
+    const environment = (id: string, type: 'SPOT' | 'EC2', maxvCpus: number, minvCpus: number) =>
+      new batch.CfnComputeEnvironment(zone, id, {
+        type: 'MANAGED',
+        state: 'ENABLED',
+        // Changes go through Batch's infrastructure update (instances replaced, jobs given updateTimeout),
+        // never a new compute environment that would drop the queue's jobs.
+        replaceComputeEnvironment: false,
+        updatePolicy: {
+          jobExecutionTimeoutMinutes: o.updateMinutes,
+          terminateJobsOnUpdate: props.terminateJobsOnUpdate ?? false,
+        },
+        computeResources: {
+          type,
+          allocationStrategy: type === 'SPOT' ? 'SPOT_PRICE_CAPACITY_OPTIMIZED' : 'BEST_FIT_PROGRESSIVE',
+          minvCpus,
+          maxvCpus,
+          instanceTypes: o.instanceTypes,
+          subnets: [subnet.subnetId],
+          securityGroupIds: [this.securityGroup.securityGroupId],
+          instanceRole: this.instanceProfile.instanceProfileArn,
+          // An explicit version: Batch resolves $Default/$Latest once, at creation, and never again by itself.
+          launchTemplate: {
+            launchTemplateId: this.launchTemplate.launchTemplateId,
+            version: this.launchTemplate.latestVersionNumber,
+          },
+          tags: { [TAG_FLEET]: this.fleetId, [TAG_BATCH_AZ_ID]: azId },
+        },
+        tags: { [TAG_FLEET]: this.fleetId },
+      });
+    const environments: batch.CfnComputeEnvironment[] = [];
+    if (o.vcpus.spot > 0) environments.push(environment('Spot', 'SPOT', o.vcpus.spot, o.vcpus.min));
+    if (o.vcpus.onDemand > 0) {
+      environments.push(
+        environment('OnDemand', 'EC2', o.vcpus.onDemand, environments.length === 0 ? o.vcpus.min : 0),
+      );
+    }
+    const tags: Record<string, string> = {
+      [TAG_FLEET]: this.fleetId,
+      [TAG_BATCH_AZ_ID]: azId,
+      [TAG_BATCH_MOUNT_PATHS]: o.mountPathsTag,
+    };
+    if (props.scratch) {
+      tags[TAG_BATCH_SCRATCH_SUBNET] = props.scratch.subnets[azId].subnetId;
+      tags[TAG_BATCH_SCRATCH_SECURITY_GROUP] = props.scratch.securityGroup.securityGroupId;
+    }
+    const jobQueue = new batch.CfnJobQueue(zone, 'Queue', {
+      priority: 1,
+      state: 'ENABLED',
+      computeEnvironmentOrder: environments.map((ce, i) => ({ order: i + 1, computeEnvironment: ce.ref })),
+      tags,
+    });
+    return { azId, computeEnvironments: environments, jobQueue };
+  }
+}
