@@ -34,7 +34,7 @@ export function ensureBatchBundles(): void {
 
 export function batchFleetStack(
   overrides: Partial<BatchComputeFleetProps> = {},
-  opts: { scratch?: boolean; networkAzIds?: string[] } = {},
+  opts: { scratch?: boolean; networkAzIds?: string[]; mountPaths?: string[] } = {},
 ) {
   const stack = testStack();
   const network = new FleetNetwork(stack, 'Network', { azIds: opts.networkAzIds ?? AZS });
@@ -49,10 +49,12 @@ export function batchFleetStack(
     network,
     expressCache,
     scratch,
-    mounts: [
-      { bucket: data, prefix: 'imagenet/', path: '/mnt/imagenet', dataset: 'immutable' },
-      { bucket: data, prefix: 'outputs/', path: '/mnt/outputs', access: 'read-write', cache: 'none' },
-    ],
+    mounts: opts.mountPaths
+      ? opts.mountPaths.map((path) => ({ bucket: data, path }))
+      : [
+          { bucket: data, prefix: 'imagenet/', path: '/mnt/imagenet', dataset: 'immutable' },
+          { bucket: data, prefix: 'outputs/', path: '/mnt/outputs', access: 'read-write', cache: 'none' },
+        ],
     ...overrides,
   });
   return { stack, network, scratch, fleet, template: () => Template.fromStack(stack) };

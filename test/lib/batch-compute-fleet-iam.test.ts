@@ -1,0 +1,223 @@
+/**
+ * grantSubmit and the teardown's role, evaluated as IAM would (batch-iam-evaluator.ts) on the requests AWS makes:
+ * resource ARNs in the Service Authorization Reference's formats (a job definition's with its revision), request
+ * and resource tags as context keys. Each allow is paired with the request next to it that must be refused.
+ */
+import * as iam from 'aws-cdk-lib/aws-iam';
+import {
+  BATCH_SCRATCH_CREATE_TAG_KEYS,
+  TAG_BATCH_ATTEMPT,
+  TAG_BATCH_JOB,
+  TAG_FLEET,
+  TAG_OWNER_INSTANCE,
+} from '../../core/contract';
+import { batchFleetStack, ensureBatchBundles } from './batch-fleet-fixture';
+import { evaluate, policyOfRole, type IamRequest } from './batch-iam-evaluator';
+import type { Statement } from './support';
+
+beforeAll(ensureBatchBundles);
+
+const ARN = 'arn:aws:batch:us-east-1:123456789012';
+const RUN = 'r20250101t120000-0123456789abcdef';
+const FS = 'arn:aws:elasticfilesystem:us-east-1:123456789012:file-system/fs-0123456789abcdef0';
+
+let submitter: Statement[];
+let teardown: Statement[];
+let queueArn: string;
+let jobRoleArn: string;
+
+beforeAll(() => {
+  const { stack, fleet, template } = batchFleetStack();
+  fleet.grantSubmit(new iam.Role(stack, 'Submitter', { assumedBy: new iam.AccountRootPrincipal() }));
+  const t = template();
+  submitter = policyOfRole(t, 'Submitter');
+  teardown = policyOfRole(t, 'FleetTeardownRole');
+  const queueId = Object.keys(t.findResources('AWS::Batch::JobQueue'))[0];
+  queueArn = `<GetAtt:${queueId}.JobQueueArn>`;
+  const jobRoleId = Object.keys(t.findResources('AWS::IAM::Role')).find((k) => k.startsWith('FleetJobRole'))!;
+  jobRoleArn = `<GetAtt:${jobRoleId}.Arn>`;
+});
+
+const cases: Array<[string, () => IamRequest, string]> = [
+  ['SubmitJob to a fleet queue', () => ({ action: 'batch:SubmitJob', resource: queueArn }), 'allowed'],
+  [
+    'SubmitJob to another queue',
+    () => ({ action: 'batch:SubmitJob', resource: `${ARN}:job-queue/someone-elses` }),
+    'implicit-deny',
+  ],
+  [
+    "SubmitJob with a run's definition (revision in the ARN)",
+    () => ({ action: 'batch:SubmitJob', resource: `${ARN}:job-definition/mf-train-${RUN}:1` }),
+    'allowed',
+  ],
+  [
+    "SubmitJob with fleet train-dev's run definition",
+    () => ({ action: 'batch:SubmitJob', resource: `${ARN}:job-definition/mf-train-dev-${RUN}:1` }),
+    'implicit-deny',
+  ],
+  [
+    'SubmitJob with a definition that only starts like a run name',
+    () => ({ action: 'batch:SubmitJob', resource: `${ARN}:job-definition/mf-train-anything:1` }),
+    'implicit-deny',
+  ],
+  [
+    'RegisterJobDefinition of a run definition, not privileged',
+    () => ({
+      action: 'batch:RegisterJobDefinition',
+      resource: `${ARN}:job-definition/mf-train-${RUN}`,
+      context: { 'batch:Privileged': 'false' },
+    }),
+    'allowed',
+  ],
+  [
+    'RegisterJobDefinition of a privileged run definition',
+    () => ({
+      action: 'batch:RegisterJobDefinition',
+      resource: `${ARN}:job-definition/mf-train-${RUN}`,
+      context: { 'batch:Privileged': 'true' },
+    }),
+    'explicit-deny',
+  ],
+  [
+    "DeregisterJobDefinition of a run definition's revision",
+    () => ({ action: 'batch:DeregisterJobDefinition', resource: `${ARN}:job-definition/mf-train-${RUN}:3` }),
+    'allowed',
+  ],
+  [
+    "DeregisterJobDefinition of a user's definition",
+    () => ({ action: 'batch:DeregisterJobDefinition', resource: `${ARN}:job-definition/encode:3` }),
+    'implicit-deny',
+  ],
+  [
+    'PassRole of the job role to Batch',
+    () => ({
+      action: 'iam:PassRole',
+      resource: jobRoleArn,
+      context: { 'iam:PassedToService': 'batch.amazonaws.com' },
+    }),
+    'allowed',
+  ],
+  [
+    'PassRole of the job role to EC2',
+    () => ({
+      action: 'iam:PassRole',
+      resource: jobRoleArn,
+      context: { 'iam:PassedToService': 'ec2.amazonaws.com' },
+    }),
+    'implicit-deny',
+  ],
+  [
+    'PassRole of another role',
+    () => ({
+      action: 'iam:PassRole',
+      resource: 'arn:aws:iam::123456789012:role/admin',
+      context: { 'iam:PassedToService': 'batch.amazonaws.com' },
+    }),
+    'implicit-deny',
+  ],
+  [
+    "CreateFileSystem with the fleet tag and a Batch run's keys, encrypted",
+    () => ({
+      action: 'elasticfilesystem:CreateFileSystem',
+      resource: '*',
+      context: {
+        [`aws:RequestTag/${TAG_FLEET}`]: 'train',
+        'aws:TagKeys': [...BATCH_SCRATCH_CREATE_TAG_KEYS],
+        'elasticfilesystem:Encrypted': 'true',
+      },
+    }),
+    'allowed',
+  ],
+  [
+    "CreateFileSystem with another fleet's tag",
+    () => ({
+      action: 'elasticfilesystem:CreateFileSystem',
+      resource: '*',
+      context: {
+        [`aws:RequestTag/${TAG_FLEET}`]: 'train-dev',
+        'aws:TagKeys': [TAG_FLEET],
+        'elasticfilesystem:Encrypted': 'true',
+      },
+    }),
+    'implicit-deny',
+  ],
+  [
+    "CreateFileSystem with an instance's owner tag",
+    () => ({
+      action: 'elasticfilesystem:CreateFileSystem',
+      resource: '*',
+      context: {
+        [`aws:RequestTag/${TAG_FLEET}`]: 'train',
+        'aws:TagKeys': [TAG_FLEET, TAG_OWNER_INSTANCE],
+        'elasticfilesystem:Encrypted': 'true',
+      },
+    }),
+    'implicit-deny',
+  ],
+  [
+    "TagResource with the job's keys on a fleet file system",
+    () => ({
+      action: 'elasticfilesystem:TagResource',
+      resource: FS,
+      context: {
+        [`aws:ResourceTag/${TAG_FLEET}`]: 'train',
+        'aws:TagKeys': [TAG_BATCH_JOB, TAG_BATCH_ATTEMPT],
+      },
+    }),
+    'allowed',
+  ],
+  [
+    'TagResource that would move a file system to another fleet',
+    () => ({
+      action: 'elasticfilesystem:TagResource',
+      resource: FS,
+      context: { [`aws:ResourceTag/${TAG_FLEET}`]: 'train', 'aws:TagKeys': [TAG_FLEET] },
+    }),
+    'implicit-deny',
+  ],
+  [
+    'DeleteFileSystem of a fleet file system',
+    () => ({
+      action: 'elasticfilesystem:DeleteFileSystem',
+      resource: FS,
+      context: { [`aws:ResourceTag/${TAG_FLEET}`]: 'train' },
+    }),
+    'allowed',
+  ],
+  [
+    "DeleteFileSystem of another fleet's file system",
+    () => ({
+      action: 'elasticfilesystem:DeleteFileSystem',
+      resource: FS,
+      context: { [`aws:ResourceTag/${TAG_FLEET}`]: 'train-dev' },
+    }),
+    'implicit-deny',
+  ],
+  [
+    'DeleteFileSystem of an untagged file system',
+    () => ({ action: 'elasticfilesystem:DeleteFileSystem', resource: FS }),
+    'explicit-deny',
+  ],
+  ['DescribeJobs (no resource type)', () => ({ action: 'batch:DescribeJobs', resource: '*' }), 'allowed'],
+  [
+    'CancelJob (not granted)',
+    () => ({ action: 'batch:CancelJob', resource: `${ARN}:job/x` }),
+    'implicit-deny',
+  ],
+];
+
+describe.each([
+  ['grantSubmit', () => submitter],
+  ['the teardown role', () => teardown],
+])('%s', (_name, policy) => {
+  test.each(cases)('%s', (_case, request, expected) => {
+    expect(evaluate(policy(), request())).toBe(expected);
+  });
+});
+
+test('the evaluator refuses a condition operator it does not implement (a test cannot pass by ignoring one)', () => {
+  const s = { Effect: 'Allow', Action: 'x:Y', Resource: '*', Condition: { NumericLessThan: { k: '1' } } };
+  expect(() => evaluate([s], { action: 'x:Y', resource: '*', context: { k: '0' } })).toThrow(
+    /NumericLessThan/,
+  );
+});

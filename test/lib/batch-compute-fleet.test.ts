@@ -1,0 +1,240 @@
+/**
+ * BatchComputeFleet's template: MIME multipart user data with the ECS ordering, IMDSv2 hop limit 2, the explicit
+ * launch-template version, a queue per zone tagged per the contract, FleetJobDefinition's read-only host volumes,
+ * the teardown rule, cdk-nag AwsSolutions, and bad input refused at synth with the construct path and the prop.
+ */
+import { Duration, Validations } from 'aws-cdk-lib';
+import { Match } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import {
+  BATCH_FINAL_STATES,
+  TAG_BATCH_AZ_ID,
+  TAG_BATCH_MOUNT_PATHS,
+  TAG_BATCH_SCRATCH_PATH,
+  TAG_BATCH_SCRATCH_SECURITY_GROUP,
+  TAG_BATCH_SCRATCH_SUBNET,
+  TAG_FLEET,
+} from '../../core/contract';
+import { FleetJobDefinition } from '../../lib';
+import { ECS_DROP_IN_PATH, MOUNTS_READY_UNIT_NAME } from '../../lib/private/batch-user-data';
+import { batchFleetStack, ensureBatchBundles } from './batch-fleet-fixture';
+import { renderJoin } from './support';
+
+beforeAll(ensureBatchBundles);
+
+type Resource = { Properties: Record<string, unknown> };
+const only = (resources: Record<string, unknown>) => {
+  const values = Object.values(resources) as Resource[];
+  expect(values).toHaveLength(1);
+  return values[0];
+};
+
+describe('launch template', () => {
+  const { template } = batchFleetStack();
+  const t = template();
+  const lt = only(t.findResources('AWS::EC2::LaunchTemplate'));
+  const data = lt.Properties.LaunchTemplateData as Record<string, unknown>;
+  const userData = renderJoin(data.UserData);
+
+  test('user data is MIME multipart (Batch refuses anything else) with one shell-script part', () => {
+    expect(userData).toMatch(/^Content-Type: multipart\/mixed; boundary="([^"]+)"\nMIME-Version: 1\.0/);
+    const boundary = /boundary="([^"]+)"/.exec(userData)![1];
+    expect(userData.split(`--${boundary}\n`).filter((p) => p.includes('text/x-shellscript'))).toHaveLength(1);
+    expect(userData.trimEnd().endsWith(`--${boundary}--`)).toBe(true);
+  });
+
+  test('the ECS agent needs and follows the ready unit, which follows the agent and waits for every mount path', () => {
+    const unit = new RegExp(
+      `cat > /etc/systemd/system/${MOUNTS_READY_UNIT_NAME} <<'MOUNTFLEET_EOF'\\n([^]*?)\\nMOUNTFLEET_EOF`,
+    ).exec(userData)![1];
+    expect(unit).toContain('Requires=mountfleet-agent.service\nAfter=mountfleet-agent.service');
+    expect(unit).toMatch(/ExecStart=\S+ \/mnt\/imagenet \/mnt\/outputs$/m);
+    const dropIn = new RegExp(`cat > ${ECS_DROP_IN_PATH} <<'MOUNTFLEET_EOF'\\n([^]*?)\\nMOUNTFLEET_EOF`).exec(
+      userData,
+    )![1];
+    expect(dropIn).toBe(`[Unit]\nRequires=${MOUNTS_READY_UNIT_NAME}\nAfter=${MOUNTS_READY_UNIT_NAME}`);
+    // Written after the agent is enabled, then a running ECS agent is put behind the mounts.
+    expect(userData.indexOf('systemctl enable --now mountfleet-agent.service')).toBeLessThan(
+      userData.indexOf(ECS_DROP_IN_PATH),
+    );
+    expect(userData).toContain('systemctl try-restart --no-block ecs.service');
+  });
+
+  test('IMDSv2 required with hop limit 2, encrypted gp3 root, the ECS-optimized AL2023 AMI', () => {
+    expect(data.MetadataOptions).toEqual({
+      HttpEndpoint: 'enabled',
+      HttpPutResponseHopLimit: 2,
+      HttpTokens: 'required',
+    });
+    expect(JSON.stringify(data.BlockDeviceMappings)).toContain('"Encrypted":true');
+    const params = t.toJSON().Parameters as Record<string, { Default?: string }>;
+    expect(Object.values(params).map((p) => p.Default)).toContain(
+      '/aws/service/ecs/optimized-ami/amazon-linux-2023/recommended/image_id',
+    );
+  });
+
+  test('every compute environment names the launch template by id and its LatestVersionNumber', () => {
+    const ces = Object.values(t.findResources('AWS::Batch::ComputeEnvironment')) as Resource[];
+    expect(ces).toHaveLength(2);
+    const ltId = Object.keys(t.findResources('AWS::EC2::LaunchTemplate'))[0];
+    for (const ce of ces) {
+      const cr = ce.Properties.ComputeResources as Record<string, Record<string, unknown>>;
+      expect(cr.LaunchTemplate).toEqual({
+        LaunchTemplateId: { Ref: ltId },
+        Version: { 'Fn::GetAtt': [ltId, 'LatestVersionNumber'] },
+      });
+      expect(ce.Properties.ReplaceComputeEnvironment).toBe(false);
+      expect(ce.Properties.UpdatePolicy).toEqual({
+        JobExecutionTimeoutMinutes: 30,
+        TerminateJobsOnUpdate: false,
+      });
+    }
+  });
+});
+
+describe('zones', () => {
+  test('one Spot environment and one queue per zone, in its subnet, tagged per the contract', () => {
+    const t = batchFleetStack().template();
+    for (const azId of ['use1-az4', 'use1-az6']) {
+      t.hasResourceProperties('AWS::Batch::ComputeEnvironment', {
+        ComputeResources: Match.objectLike({
+          Type: 'SPOT',
+          AllocationStrategy: 'SPOT_PRICE_CAPACITY_OPTIMIZED',
+          Subnets: [{ Ref: Match.stringLikeRegexp(`^NetworkSubnet${azId.replace('-', '')}`) }],
+          InstanceTypes: ['m6i.large', 'm6a.large', 'm5.large', 'm7i.large'],
+          InstanceRole: { 'Fn::GetAtt': [Match.stringLikeRegexp('^FleetInstanceProfile'), 'Arn'] },
+        }),
+      });
+      t.hasResourceProperties('AWS::Batch::JobQueue', {
+        Tags: {
+          [TAG_FLEET]: 'train',
+          [TAG_BATCH_AZ_ID]: azId,
+          [TAG_BATCH_MOUNT_PATHS]: '/mnt/imagenet:/mnt/outputs',
+          [TAG_BATCH_SCRATCH_SUBNET]: {
+            Ref: Match.stringLikeRegexp(`^NetworkSubnet${azId.replace('-', '')}`),
+          },
+          [TAG_BATCH_SCRATCH_SECURITY_GROUP]: {
+            'Fn::GetAtt': [Match.stringLikeRegexp('^ScratchSecurityGroup'), 'GroupId'],
+          },
+        },
+      });
+    }
+    expect(Object.keys(t.findResources('AWS::Batch::JobQueue'))).toHaveLength(2);
+  });
+
+  test('On-Demand capacity adds an environment after Spot in each queue', () => {
+    const t = batchFleetStack({ onDemandMaxvCpus: 16, azIds: ['use1-az4'] }).template();
+    const queue = only(t.findResources('AWS::Batch::JobQueue'));
+    const order = queue.Properties.ComputeEnvironmentOrder as Array<{ ComputeEnvironment: { Ref: string } }>;
+    expect(order.map((o) => o.ComputeEnvironment.Ref)).toEqual([
+      expect.stringMatching(/Spot/),
+      expect.stringMatching(/OnDemand/),
+    ]);
+    t.hasResourceProperties('AWS::Batch::ComputeEnvironment', {
+      ComputeResources: Match.objectLike({
+        Type: 'EC2',
+        AllocationStrategy: 'BEST_FIT_PROGRESSIVE',
+        MaxvCpus: 16,
+      }),
+    });
+  });
+
+  test('without scratch the queues carry no scratch tags and there is no teardown', () => {
+    const t = batchFleetStack({}, { scratch: false }).template();
+    for (const q of Object.values(t.findResources('AWS::Batch::JobQueue')) as Resource[]) {
+      expect(Object.keys(q.Properties.Tags as object).sort()).toEqual(
+        [TAG_BATCH_AZ_ID, TAG_FLEET, TAG_BATCH_MOUNT_PATHS].sort(),
+      );
+    }
+    expect(Object.keys(t.findResources('AWS::Events::Rule'))).toHaveLength(0);
+  });
+});
+
+describe('FleetJobDefinition', () => {
+  test('binds every Mountpoint path read-only at the same path, the fleet job role, never privileged, tagged', () => {
+    const { stack, fleet, template } = batchFleetStack();
+    new FleetJobDefinition(stack, 'Encode', {
+      fleet,
+      image: 'public.ecr.aws/docker/library/busybox:1',
+      command: ['true'],
+    });
+    const def = only(template().findResources('AWS::Batch::JobDefinition'));
+    const c = def.Properties.ContainerProperties as Record<string, unknown>;
+    expect(c.Volumes).toEqual([
+      { Name: 'mountfleet-mount-0', Host: { SourcePath: '/mnt/imagenet' } },
+      { Name: 'mountfleet-mount-1', Host: { SourcePath: '/mnt/outputs' } },
+    ]);
+    expect(c.MountPoints).toEqual([
+      { SourceVolume: 'mountfleet-mount-0', ContainerPath: '/mnt/imagenet', ReadOnly: true },
+      { SourceVolume: 'mountfleet-mount-1', ContainerPath: '/mnt/outputs', ReadOnly: true },
+    ]);
+    expect(c.Privileged).toBe(false);
+    expect(c.JobRoleArn).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^FleetJobRole/), 'Arn'] });
+    expect(def.Properties.Tags).toEqual({ [TAG_FLEET]: 'train', [TAG_BATCH_SCRATCH_PATH]: '/scratch' });
+  });
+
+  test('refuses a name in the per-run prefix and a scratch path on a mount', () => {
+    const { stack, fleet } = batchFleetStack();
+    expect(
+      () => new FleetJobDefinition(stack, 'A', { fleet, image: 'x', jobDefinitionName: 'mf-train-x' }),
+    ).toThrow(/^Test\/A: jobDefinitionName: "mf-train-x" .*starts with mf-train-/);
+    expect(
+      () => new FleetJobDefinition(stack, 'B', { fleet, image: 'x', scratchPath: '/mnt/imagenet' }),
+    ).toThrow(/^Test\/B: scratchPath: \/mnt\/imagenet is a Mountpoint path of the fleet/);
+  });
+});
+
+describe('teardown', () => {
+  test("the rule takes the fleet's queues' SUCCEEDED and FAILED Batch job state changes to the function", () => {
+    const t = batchFleetStack().template();
+    const rule = only(t.findResources('AWS::Events::Rule'));
+    const pattern = rule.Properties.EventPattern as Record<string, unknown>;
+    expect(pattern.source).toEqual(['aws.batch']);
+    expect(pattern['detail-type']).toEqual(['Batch Job State Change']);
+    const detail = pattern.detail as { status: string[]; jobQueue: unknown[] };
+    expect(detail.status).toEqual([...BATCH_FINAL_STATES]);
+    expect(detail.jobQueue).toEqual([
+      { 'Fn::GetAtt': [expect.stringMatching(/^FleetZoneuse1az4Queue/), 'JobQueueArn'] },
+      { 'Fn::GetAtt': [expect.stringMatching(/^FleetZoneuse1az6Queue/), 'JobQueueArn'] },
+    ]);
+    t.hasResourceProperties('AWS::Lambda::Function', {
+      Runtime: 'nodejs22.x',
+      Environment: { Variables: { FLEET_ID: 'train', BATCH_QUEUE_ARNS: Match.anyValue() } },
+    });
+  });
+});
+
+describe('bad input', () => {
+  test('a zone the network has no subnet in', () => {
+    expect(() => batchFleetStack({ azIds: ['use1-az1'] })).toThrow(
+      /^Test\/Fleet: azIds\[0\]: the network has no subnet in use1-az1/,
+    );
+  });
+
+  test('mount paths too long for the queue tag', () => {
+    const long = Array.from({ length: 9 }, (_, i) => `/mnt/${'d'.repeat(25)}${i}`);
+    expect(() => batchFleetStack({}, { mountPaths: long })).toThrow(
+      /^Test\/Fleet: mounts: the mount paths joined by ':' are 2\d\d characters, more than the 256/,
+    );
+  });
+
+  test('no capacity, and an update timeout out of range', () => {
+    expect(() => batchFleetStack({ spotMaxvCpus: 0 })).toThrow(
+      /^Test\/Fleet: spotMaxvCpus: and onDemandMaxvCpus are both 0/,
+    );
+    expect(() => batchFleetStack({ updateTimeout: Duration.days(6) })).toThrow(
+      /^Test\/Fleet: updateTimeout: 8640 minutes/,
+    );
+  });
+});
+
+test('cdk-nag AwsSolutions: no unacknowledged finding', () => {
+  const { stack, fleet } = batchFleetStack({ onDemandMaxvCpus: 8 });
+  new FleetJobDefinition(stack, 'Encode', { fleet, image: 'public.ecr.aws/docker/library/busybox:1' });
+  const pack = new AwsSolutionsChecks(stack);
+  Validations.of(stack).addPlugins(pack);
+  const { violations } = pack.validateScope(stack);
+  expect(
+    violations.map((v) => `${v.ruleName} ${v.violatingResources.map((r) => r.constructPath).join(',')}`),
+  ).toEqual([]);
+});
