@@ -83,6 +83,12 @@ const sections = {
       onDemandPercentageAboveBaseCapacity: z.number().int().min(0).max(100).optional(),
       rootVolumeGiB: z.number().int().min(8).optional(),
       mounts: z.array(mount).optional(),
+      /** `asg`: an Auto Scaling group for your own scheduler; `batch`: AWS Batch compute environments and queues. */
+      scheduler: z.enum(['asg', 'batch']).optional(),
+      /** Batch only: most Spot vCPUs per zone. */
+      spotMaxvCpus: z.number().int().min(0).optional(),
+      /** Batch only: most On-Demand vCPUs per zone (after Spot in each queue). */
+      onDemandMaxvCpus: z.number().int().min(0).optional(),
     })
     .strict(),
   scratch: z
@@ -204,6 +210,25 @@ function resolveStack(stackName: string, s: StackSettings, source: string, at: s
       'is set but monitoring.alarms is false — turn alarms on or leave it out',
     );
   }
+  const scheduler = s.fleet?.scheduler ?? 'asg';
+  const otherScheduler: Record<string, readonly string[]> = {
+    asg: ['spotMaxvCpus', 'onDemandMaxvCpus'],
+    batch: [
+      'minCapacity',
+      'maxCapacity',
+      'desiredCapacity',
+      'onDemandBaseCapacity',
+      'onDemandPercentageAboveBaseCapacity',
+    ],
+  };
+  for (const field of otherScheduler[scheduler]) {
+    if (s.fleet && field in s.fleet) {
+      fail(
+        `fleet.${field}`,
+        `is not used with fleet.scheduler "${scheduler}" — remove it, or set fleet.scheduler to "${scheduler === 'asg' ? 'batch' : 'asg'}"`,
+      );
+    }
+  }
   const cacheEnabled = s.expressCache?.enabled ?? true;
   const fleetId = s.fleetId ?? 'mountfleet';
   return {
@@ -221,7 +246,7 @@ function resolveStack(stackName: string, s: StackSettings, source: string, at: s
           expirationDays: s.expressCache?.expirationDays ?? 7,
         }
       : undefined,
-    fleet: s.fleet ?? {},
+    fleet: { ...s.fleet, scheduler: s.fleet?.scheduler ?? 'asg' },
     scratch:
       (s.scratch?.enabled ?? true)
         ? { mountPath: s.scratch?.mountPath, teardownGraceSeconds: s.scratch?.teardownGraceSeconds }

@@ -2,7 +2,8 @@ import { CfnOutput, Duration, Size, Stack, type StackProps } from 'aws-cdk-lib';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
-import { ComputeFleet } from './compute-fleet';
+import { BatchComputeFleet } from './batch-compute-fleet';
+import { ComputeFleet, type FleetMount } from './compute-fleet';
 import { ExpressCache } from './express-cache';
 import { FleetNetwork } from './fleet-network';
 import type { IFleetNetwork } from './interfaces';
@@ -19,7 +20,8 @@ export interface MountfleetStackProps extends StackProps {
 
 /**
  * The bundled app's stack: network (new, subnets by AZ ID — or an existing VPC), Express cache, scratch
- * file systems, compute fleet, orphan reaper and storage dashboard, composed from the config.
+ * file systems, compute fleet (an Auto Scaling group, or Batch queues with `fleet.scheduler: "batch"`), orphan
+ * reaper and storage dashboard, composed from the config.
  */
 export class MountfleetStack extends Stack {
   /** The fleet's network: a new VPC by AZ IDs, or the config's existing one. */
@@ -28,8 +30,10 @@ export class MountfleetStack extends Stack {
   readonly expressCache?: ExpressCache;
   /** The scratch file systems' security group and IAM, unless the config turns scratch off. */
   readonly scratch?: ScratchFileSystems;
-  /** The compute fleet. */
-  readonly fleet: ComputeFleet;
+  /** The compute fleet (an Auto Scaling group), when the config's scheduler is `asg` (the default). */
+  readonly fleet?: ComputeFleet;
+  /** The Batch fleet (compute environments and a job queue per zone), when the config's scheduler is `batch`. */
+  readonly batchFleet?: BatchComputeFleet;
   /** The orphan reaper. */
   readonly reaper: OrphanReaper;
 
@@ -72,26 +76,37 @@ export class MountfleetStack extends Stack {
     }
 
     const f = config.fleet;
-    this.fleet = new ComputeFleet(this, 'Fleet', {
+    const shared = {
       fleetId,
       network: this.network,
       expressCache: this.expressCache,
       scratch: this.scratch,
       instanceTypes: f.instanceTypes,
-      minCapacity: f.minCapacity,
-      maxCapacity: f.maxCapacity,
-      desiredCapacity: f.desiredCapacity,
-      onDemandBaseCapacity: f.onDemandBaseCapacity,
-      onDemandPercentageAboveBaseCapacity: f.onDemandPercentageAboveBaseCapacity,
       rootVolumeSize: f.rootVolumeGiB === undefined ? undefined : Size.gibibytes(f.rootVolumeGiB),
-      mounts: (f.mounts ?? []).map(({ bucketOwner, ...m }, i) => ({
+      mounts: (f.mounts ?? []).map(({ bucketOwner, ...m }, i): FleetMount => ({
         ...m,
         bucket: s3.Bucket.fromBucketAttributes(this, `MountBucket${i}`, {
           bucketName: m.bucket,
           account: bucketOwner,
         }),
       })),
-    });
+    };
+    if (f.scheduler === 'batch') {
+      this.batchFleet = new BatchComputeFleet(this, 'BatchFleet', {
+        ...shared,
+        spotMaxvCpus: f.spotMaxvCpus,
+        onDemandMaxvCpus: f.onDemandMaxvCpus,
+      });
+    } else {
+      this.fleet = new ComputeFleet(this, 'Fleet', {
+        ...shared,
+        minCapacity: f.minCapacity,
+        maxCapacity: f.maxCapacity,
+        desiredCapacity: f.desiredCapacity,
+        onDemandBaseCapacity: f.onDemandBaseCapacity,
+        onDemandPercentageAboveBaseCapacity: f.onDemandPercentageAboveBaseCapacity,
+      });
+    }
 
     const r = config.reaper;
     this.reaper = new OrphanReaper(this, 'Reaper', {
@@ -118,7 +133,17 @@ export class MountfleetStack extends Stack {
       });
     }
 
-    new CfnOutput(this, 'AutoScalingGroupName', { value: this.fleet.autoScalingGroup.autoScalingGroupName });
+    if (this.fleet) {
+      new CfnOutput(this, 'AutoScalingGroupName', {
+        value: this.fleet.autoScalingGroup.autoScalingGroupName,
+      });
+    }
+    this.batchFleet?.zones.forEach((z) => {
+      new CfnOutput(this, `JobQueue${z.azId.replace(/[^A-Za-z0-9]/g, '')}`, {
+        description: `Batch job queue of ${z.azId}`,
+        value: z.jobQueue.attrJobQueueArn,
+      });
+    });
     new CfnOutput(this, 'ReaperFunctionName', { value: this.reaper.function.functionName });
     if (this.scratch) new CfnOutput(this, 'ScratchSecurityGroupId', { value: this.scratch.securityGroupId });
   }

@@ -61,6 +61,12 @@ export interface StackFleetConfig {
   readonly rootVolumeGiB?: number;
   /** The buckets every instance mounts. @default - none */
   readonly mounts?: StackMountConfig[];
+  /** `asg` (ComputeFleet: an Auto Scaling group) or `batch` (BatchComputeFleet: Batch queues per zone). */
+  readonly scheduler: 'asg' | 'batch';
+  /** Batch: most Spot vCPUs per zone. @default - BatchComputeFleet's default */
+  readonly spotMaxvCpus?: number;
+  /** Batch: most On-Demand vCPUs per zone. @default - BatchComputeFleet's default */
+  readonly onDemandMaxvCpus?: number;
 }
 
 /** The stack's scratch file systems. */

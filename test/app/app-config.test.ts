@@ -45,8 +45,8 @@ describe('bundled app config', () => {
       'test',
     );
     expect(stacks.map((s) => [s.stackName, s.fleetId, s.account, s.fleet])).toEqual([
-      ['Mountfleet-dev', 'dev', undefined, { maxCapacity: 2, minCapacity: 1 }],
-      ['Mountfleet-prod', 'prod', '123456789012', { maxCapacity: 8, minCapacity: 1 }],
+      ['Mountfleet-dev', 'dev', undefined, { maxCapacity: 2, minCapacity: 1, scheduler: 'asg' }],
+      ['Mountfleet-prod', 'prod', '123456789012', { maxCapacity: 8, minCapacity: 1, scheduler: 'asg' }],
     ]);
   });
 
