@@ -13,6 +13,7 @@ import type { IConstruct } from 'constructs';
 import {
   BATCH_SCRATCH_CREATE_TAG_KEYS,
   BATCH_SCRATCH_SUBMIT_TAG_KEYS,
+  TAG_FLEET,
   runJobDefinitionIamPattern,
 } from '../../core/contract';
 import type { IScratchFileSystems } from '../interfaces';
@@ -75,6 +76,12 @@ export function grantBatchSubmit(scope: IConstruct, grantee: iam.IGrantable, s: 
     '*',
     'batch:DescribeJobQueues, DescribeJobDefinitions, DescribeJobs and ListJobs have no resource type in the Service Authorization Reference; the explicit Deny of privileged registrations names every job definition.',
   );
+  const jobs = Stack.of(scope).formatArn({ service: 'batch', resource: 'job', resourceName: '*' });
+  acknowledgeWildcardResource(
+    grantee.grantPrincipal,
+    jobs,
+    "A submitted job's id is made by Batch; tagging one at submit is allowed only with this fleet's mountfleet:fleet tag in the request.",
+  );
   grantee.grantPrincipal.addToPrincipalPolicy(
     new iam.PolicyStatement({
       sid: 'NoPrivilegedJobDefinitions',
@@ -91,6 +98,12 @@ export function grantBatchSubmit(scope: IConstruct, grantee: iam.IGrantable, s: 
         ['batch:RegisterJobDefinition', 'batch:DeregisterJobDefinition', 'batch:TagResource'],
         [runDefinitions],
       ),
+    )
+    .combine(
+      // SubmitJob with tags (the run's, on the job and its ECS task) also authorizes batch:TagResource on the new job.
+      allow(grantee, ['batch:TagResource'], [jobs], {
+        StringEquals: { [`aws:RequestTag/${TAG_FLEET}`]: s.fleetId },
+      }),
     )
     .combine(
       allow(

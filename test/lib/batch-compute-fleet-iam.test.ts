@@ -198,6 +198,24 @@ const cases: Array<[string, () => IamRequest, string]> = [
     () => ({ action: 'elasticfilesystem:DeleteFileSystem', resource: FS }),
     'explicit-deny',
   ],
+  [
+    "TagResource of a new job with the fleet's tag (SubmitJob with tags)",
+    () => ({
+      action: 'batch:TagResource',
+      resource: `${ARN}:job/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b`,
+      context: { [`aws:RequestTag/${TAG_FLEET}`]: 'train' },
+    }),
+    'allowed',
+  ],
+  [
+    "TagResource of a job with another fleet's tag",
+    () => ({
+      action: 'batch:TagResource',
+      resource: `${ARN}:job/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b`,
+      context: { [`aws:RequestTag/${TAG_FLEET}`]: 'train-dev' },
+    }),
+    'implicit-deny',
+  ],
   ['DescribeJobs (no resource type)', () => ({ action: 'batch:DescribeJobs', resource: '*' }), 'allowed'],
   [
     'CancelJob (not granted)',
