@@ -7,6 +7,7 @@ import { Command, CommanderError, Help } from 'commander';
 import { EXIT_STATUS, MountfleetError } from '../core/common';
 import { VERSION } from '../core/contract';
 import { speakerOf, type CliContext, type RegisterCommand } from './command';
+import { register as registerBatch } from './commands/batch';
 import { register as registerBench } from './commands/bench';
 import { register as registerDown } from './commands/down';
 import { register as registerPlan } from './commands/plan';
@@ -27,6 +28,7 @@ const COMMANDS: RegisterCommand[] = [
   registerTune,
   registerScratch,
   registerReap,
+  registerBatch,
   registerPlan,
   registerBench,
   registerShard,

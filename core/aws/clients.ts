@@ -7,6 +7,7 @@
  * rate limiting that backs off under throttling) and timeouts so a black-holed endpoint cannot hang a run.
  */
 import type { AutoScalingClient } from '@aws-sdk/client-auto-scaling';
+import type { BatchClient } from '@aws-sdk/client-batch';
 import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { EFSClient } from '@aws-sdk/client-efs';
@@ -78,6 +79,7 @@ const sdk = {
   cloudwatch: () => require('@aws-sdk/client-cloudwatch') as typeof import('@aws-sdk/client-cloudwatch'),
   s3: () => require('@aws-sdk/client-s3') as typeof import('@aws-sdk/client-s3'),
   autoScaling: () => require('@aws-sdk/client-auto-scaling') as typeof import('@aws-sdk/client-auto-scaling'),
+  batch: () => require('@aws-sdk/client-batch') as typeof import('@aws-sdk/client-batch'),
   tagging: () =>
     require('@aws-sdk/client-resource-groups-tagging-api') as typeof import('@aws-sdk/client-resource-groups-tagging-api'),
 };
@@ -97,6 +99,10 @@ export function cloudWatchClient(options?: ClientOptions): CloudWatchClient {
 
 export function autoScalingClient(options?: ClientOptions): AutoScalingClient {
   return new (sdk.autoScaling().AutoScalingClient)(clientConfig(options));
+}
+
+export function batchClient(options?: ClientOptions): BatchClient {
+  return new (sdk.batch().BatchClient)(clientConfig(options));
 }
 
 /** The Resource Groups Tagging API: tags up to 20 resources of any service in one call. */

@@ -1,6 +1,7 @@
 export {
   type ClientOptions,
   autoScalingClient,
+  batchClient,
   cloudWatchClient,
   ec2Client,
   efsClient,

@@ -28,6 +28,25 @@ export const TAG_BATCH_ATTEMPT = 'mountfleet:batch-attempt';
 /** On a Batch run's file system, once submitted: the job id of attempt 1 (what `batch status` is asked about). */
 export const TAG_BATCH_FIRST_JOB = 'mountfleet:batch-first-job';
 
+/**
+ * On a Batch run's job (SubmitJob tags, propagated to its ECS task) and on its job-definition revision: how many
+ * attempts the job may have in all (`--attempts`, 1-10). Retries are new runs (a new file system and revision),
+ * made by the teardown handler, so Batch's own retryStrategy of each run is 1 attempt.
+ */
+export const TAG_BATCH_ATTEMPTS = 'mountfleet:batch-attempts';
+
+/**
+ * Tag keys on a Batch run's job and its job-definition revision (IAM `aws:TagKeys` of SubmitJob and
+ * RegisterJobDefinition): fleet and run, the attempt, the job's attempts and, from attempt 2 on, the first job's id.
+ */
+export const BATCH_RUN_TAG_KEYS = [
+  TAG_FLEET,
+  TAG_RUN,
+  TAG_BATCH_ATTEMPT,
+  TAG_BATCH_ATTEMPTS,
+  TAG_BATCH_FIRST_JOB,
+] as const;
+
 /** Tag keys a Batch submit may set when it creates a run's file system (IAM `aws:TagKeys`). */
 export const BATCH_SCRATCH_CREATE_TAG_KEYS = [TAG_FLEET, TAG_JOB, TAG_RUN, TAG_BATCH_QUEUE, 'Name'] as const;
 /** Tag keys a Batch submit (or the teardown's resubmission) may add once the job is submitted. */

@@ -35,7 +35,10 @@ interface ScratchFileSystemSpec {
   readonly jobId: string;
   /** This run's id (naming.ts generateRunId): the CreationToken and the `mountfleet:run` tag. */
   readonly runId: string;
-  readonly ownerInstanceId: string;
+  /** The instance that runs the job (`scratch run`); none for a Batch run, whose instance is not known yet. */
+  readonly ownerInstanceId?: string;
+  /** Tags beyond the contract's (a Batch run's `mountfleet:batch-queue`). */
+  readonly extraTags?: readonly { readonly Key: string; readonly Value: string }[];
   /** AZ name (One Zone file systems are created by name), e.g. us-east-1a. */
   readonly availabilityZoneName: string;
   /** KMS key; the AWS managed key for EFS when unset. */
@@ -95,10 +98,13 @@ export async function createFileSystem(
         Backup: false,
         Tags: [
           { Key: TAG_FLEET, Value: spec.fleetId },
-          { Key: TAG_OWNER_INSTANCE, Value: spec.ownerInstanceId },
+          ...(spec.ownerInstanceId === undefined
+            ? []
+            : [{ Key: TAG_OWNER_INSTANCE, Value: spec.ownerInstanceId }]),
           { Key: TAG_JOB, Value: spec.jobId },
           { Key: TAG_RUN, Value: spec.runId },
           { Key: 'Name', Value: nameTag(spec.fleetId, spec.jobId) },
+          ...(spec.extraTags ?? []),
         ],
       }),
     );

@@ -1,0 +1,287 @@
+/**
+ * One Batch run with scratch, made whole or not at all: the run's One Zone file system in the queue's zone
+ * (core/scratch's provisioning, CreationToken mf/<fleet>/<run>), its mount target, the revision
+ * `mf-<fleet>-<run>` that mounts it, the job, then the file system's job tags. A step that fails (or a stop
+ * asked for) after the file system exists rolls back what was made: the revision deregistered, the file system
+ * deleted (core/efs's safe delete), and the error names the step. Shared by `batch submit` and by the teardown's
+ * retries, which are new runs.
+ */
+import {
+  DeregisterJobDefinitionCommand,
+  SubmitJobCommand,
+  type BatchClient,
+  type JobDefinition,
+} from '@aws-sdk/client-batch';
+import type { EC2Client } from '@aws-sdk/client-ec2';
+import { TagResourceCommand, type EFSClient } from '@aws-sdk/client-efs';
+import { abortAfter, errorText, EXIT_STATUS, MountfleetError, systemClock, type Clock } from '../common';
+import {
+  TAG_BATCH_ATTEMPT,
+  TAG_BATCH_ATTEMPTS,
+  TAG_BATCH_FIRST_JOB,
+  TAG_BATCH_JOB,
+  TAG_BATCH_QUEUE,
+  TAG_FLEET,
+  TAG_RUN,
+  creationToken,
+  runJobDefinitionName,
+} from '../contract';
+import { teardownFileSystem } from '../efs';
+import {
+  CreateOutcomeUnknown,
+  createFileSystem,
+  ensureMountTarget,
+  findFileSystemByToken,
+  waitForFileSystem,
+  waitForMountTarget,
+} from '../scratch';
+import { activeRevisions, registerRevision, runRevision } from './job-definition';
+import type { FleetQueue, ScratchPlacement } from './queue';
+
+/** The clients a Batch run needs. */
+export interface BatchClients {
+  readonly batch: BatchClient;
+  readonly efs: EFSClient;
+  readonly ec2: EC2Client;
+}
+
+/** Bounds, clock and progress of a run's steps. */
+export interface RunOptions {
+  readonly clock?: Clock;
+  /** Aborting stops between steps (and cuts off reads and waits); what was made is rolled back. */
+  readonly signal?: AbortSignal;
+  readonly log?: (line: string) => void;
+  /** The wait for the file system and for its mount target, each. @default 600000 */
+  readonly waitTimeoutMs?: number;
+}
+
+export interface ScratchRunSpec {
+  readonly fleetId: string;
+  readonly queue: FleetQueue;
+  readonly placement: ScratchPlacement;
+  /** The job definition the run's revision copies (for a retry: the failed run's revision). */
+  readonly base: JobDefinition;
+  readonly scratchPath: string;
+  readonly runId: string;
+  readonly jobName: string;
+  /** The command override; the job definition's command when unset. */
+  readonly command?: readonly string[];
+  /** 1-based. */
+  readonly attempt: number;
+  readonly attempts: number;
+  /** The job id of attempt 1; unset for attempt 1 itself. */
+  readonly firstJobId?: string;
+}
+
+export interface SubmittedRun {
+  readonly jobId: string;
+  readonly runId: string;
+  readonly fileSystemId: string;
+  readonly jobDefinitionArn: string;
+  readonly attempt: number;
+}
+
+/** A submit failed, or was stopped; the message names the step and what the rollback did. */
+export class BatchSubmitError extends MountfleetError {
+  override readonly name = 'BatchSubmitError';
+}
+
+/** Calls made during rollback get this long each (the caller's stop signal does not cut them off). */
+const ROLLBACK_CALL_MS = 30_000;
+
+/** The run's tags on its job and its revision (BATCH_RUN_TAG_KEYS). */
+function runTags(spec: ScratchRunSpec): Record<string, string> {
+  return {
+    [TAG_FLEET]: spec.fleetId,
+    [TAG_RUN]: spec.runId,
+    [TAG_BATCH_ATTEMPT]: String(spec.attempt),
+    [TAG_BATCH_ATTEMPTS]: String(spec.attempts),
+    ...(spec.firstJobId === undefined ? {} : { [TAG_BATCH_FIRST_JOB]: spec.firstJobId }),
+  };
+}
+
+/** Makes the run and submits its job; throws BatchSubmitError (nothing left behind, or what was, said). */
+export async function submitScratchRun(
+  clients: BatchClients,
+  spec: ScratchRunSpec,
+  options: RunOptions = {},
+): Promise<SubmittedRun> {
+  const clock = options.clock ?? systemClock;
+  const log = options.log ?? (() => undefined);
+  const wait = { clock, signal: options.signal, onProgress: log, timeoutMs: options.waitTimeoutMs };
+  const made: Made = { outcomeUnknown: false, registerSent: false };
+  let step = 'create the file system';
+  const next = (name: string) => {
+    if (options.signal?.aborted) throw new StopAsked();
+    step = name;
+  };
+  try {
+    next(step);
+    let fs;
+    try {
+      fs = await createFileSystem(clients.efs, {
+        fleetId: spec.fleetId,
+        jobId: spec.jobName,
+        runId: spec.runId,
+        availabilityZoneName: spec.placement.availabilityZoneName,
+        extraTags: [{ Key: TAG_BATCH_QUEUE, Value: spec.queue.name }],
+      });
+    } catch (err) {
+      made.outcomeUnknown = err instanceof CreateOutcomeUnknown;
+      throw err;
+    }
+    made.fileSystemId = fs.FileSystemId!;
+    log(
+      `created file system ${made.fileSystemId} in ${spec.placement.availabilityZoneName} (run ${spec.runId})`,
+    );
+    next('wait for the file system');
+    await waitForFileSystem(clients.efs, made.fileSystemId, wait);
+    next('create the mount target');
+    const { mountTarget } = await ensureMountTarget(clients.efs, made.fileSystemId, spec.placement, wait);
+    next('wait for the mount target');
+    await waitForMountTarget(clients.efs, mountTarget, wait);
+    next('register the job definition');
+    const tags = runTags(spec);
+    const revision = runRevision(spec.base, { ...spec, fileSystemId: made.fileSystemId, tags });
+    // Not aborted, as the creates: a registration carried out after we stopped listening would be left behind.
+    made.registerSent = true;
+    made.revisionArn = await registerRevision(clients.batch, revision);
+    log(`registered ${made.revisionArn}`);
+    next('submit the job');
+    // Not aborted once sent: a submit carried out after we stopped listening would run a job whose file system
+    // the rollback deletes (it fails to mount and its own teardown cleans up), so let it answer.
+    const submitted = await clients.batch.send(
+      new SubmitJobCommand({
+        jobName: spec.jobName,
+        jobQueue: spec.queue.arn,
+        jobDefinition: made.revisionArn,
+        ...(spec.command === undefined ? {} : { containerOverrides: { command: [...spec.command] } }),
+        retryStrategy: { attempts: 1 },
+        propagateTags: true,
+        tags,
+      }),
+    );
+    const jobId = submitted.jobId!;
+    await tagSubmitted(clients.efs, made.fileSystemId, spec, jobId, log);
+    return {
+      jobId,
+      runId: spec.runId,
+      fileSystemId: made.fileSystemId,
+      jobDefinitionArn: made.revisionArn,
+      attempt: spec.attempt,
+    };
+  } catch (err) {
+    const stopped = err instanceof StopAsked || options.signal?.aborted === true;
+    const undone = await rollBack(clients, spec, made, clock, log);
+    const why = stopped
+      ? `stopped (${String(options.signal?.reason ?? 'stop')}) before it could ${step}`
+      : `could not ${step}: ${errorText(err)}`;
+    throw new BatchSubmitError(
+      `run ${spec.runId}: ${why}; ${undone}`,
+      stopped ? EXIT_STATUS.interrupted : EXIT_STATUS.failure,
+      { cause: err },
+    );
+  }
+}
+
+/** What a run made so far: all its rollback may undo. */
+interface Made {
+  fileSystemId?: string;
+  /** CreateFileSystem got no clear answer: a file system with the run's token may exist. */
+  outcomeUnknown: boolean;
+  /** RegisterJobDefinition was sent: a revision of the run's name may exist even without an answer. */
+  registerSent: boolean;
+  revisionArn?: string;
+}
+
+/** Thrown between steps once a stop was asked for. */
+class StopAsked extends Error {}
+
+/** The file system learns its job: best effort, the job runs either way (its teardown finds it by token). */
+async function tagSubmitted(
+  efs: EFSClient,
+  fileSystemId: string,
+  spec: ScratchRunSpec,
+  jobId: string,
+  log: (line: string) => void,
+): Promise<void> {
+  try {
+    await efs.send(
+      new TagResourceCommand({
+        ResourceId: fileSystemId,
+        Tags: [
+          { Key: TAG_BATCH_JOB, Value: jobId },
+          { Key: TAG_BATCH_ATTEMPT, Value: String(spec.attempt) },
+          { Key: TAG_BATCH_FIRST_JOB, Value: spec.firstJobId ?? jobId },
+        ],
+      }),
+      { abortSignal: abortAfter(ROLLBACK_CALL_MS) },
+    );
+  } catch (err) {
+    log(
+      `WARNING: job ${jobId} is submitted, but its file system ${fileSystemId} could not be tagged with it ` +
+        `(${errorText(err)}); its teardown finds it by CreationToken all the same`,
+    );
+  }
+}
+
+/** Undoes what the run made; says what it did (or could not do) in words for the error. */
+async function rollBack(
+  clients: BatchClients,
+  spec: ScratchRunSpec,
+  made: Made,
+  clock: Clock,
+  log: (line: string) => void,
+): Promise<string> {
+  const said: string[] = [];
+  const left: string[] = [];
+  if (made.registerSent) {
+    const name = runJobDefinitionName(spec.fleetId, spec.runId);
+    try {
+      // By name, not by the answer's ARN: a registration whose answer was lost made one all the same.
+      for (const arn of await activeRevisions(clients.batch, name, abortAfter(ROLLBACK_CALL_MS))) {
+        await clients.batch.send(new DeregisterJobDefinitionCommand({ jobDefinition: arn }), {
+          abortSignal: abortAfter(ROLLBACK_CALL_MS),
+        });
+        said.push(`deregistered ${arn}`);
+      }
+    } catch (err) {
+      left.push(
+        `job definition ${name} (${errorText(err)}): \`aws batch deregister-job-definition --job-definition ${name}:<revision>\``,
+      );
+    }
+  }
+  let fileSystemId = made.fileSystemId;
+  if (fileSystemId === undefined && made.outcomeUnknown) {
+    try {
+      const token = creationToken(spec.fleetId, spec.runId);
+      fileSystemId = (await findFileSystemByToken(clients.efs, token, abortAfter(ROLLBACK_CALL_MS)))
+        ?.FileSystemId;
+    } catch (err) {
+      left.push(
+        `a file system with CreationToken ${creationToken(spec.fleetId, spec.runId)} may exist (${errorText(err)})`,
+      );
+    }
+  }
+  if (fileSystemId !== undefined) {
+    try {
+      const outcome = await teardownFileSystem(clients.efs, fileSystemId, {
+        clock,
+        callTimeoutMs: ROLLBACK_CALL_MS,
+        onProgress: log,
+      });
+      if (outcome.status === 'pending') left.push(`file system ${fileSystemId} (${outcome.reason})`);
+      else said.push(`deleted file system ${fileSystemId}`);
+    } catch (err) {
+      left.push(`file system ${fileSystemId} (${errorText(err)})`);
+    }
+  }
+  if (left.length > 0) {
+    return (
+      `ROLLBACK INCOMPLETE: ${said.length ? `${said.join(', ')}; ` : ''}left: ${left.join('; ')}. ` +
+      `A left file system carries ${TAG_FLEET}=${spec.fleetId}, ${TAG_RUN}=${spec.runId}: ` +
+      `\`mountfleet scratch delete <id> --fleet ${spec.fleetId} --force\` deletes it`
+    );
+  }
+  return said.length > 0 ? `rolled back: ${said.join(', ')}; nothing left` : 'nothing was created';
+}
