@@ -112,8 +112,8 @@ export async function submitScratchRun(
   const made: Made = { outcomeUnknown: false, registerSent: false };
   let step = 'create the file system';
   const next = (name: string) => {
-    if (options.signal?.aborted) throw new StopAsked();
     step = name;
+    if (options.signal?.aborted) throw new StopAsked();
   };
   try {
     next(step);
@@ -174,7 +174,7 @@ export async function submitScratchRun(
     const stopped = err instanceof StopAsked || options.signal?.aborted === true;
     const undone = await rollBack(clients, spec, made, clock, log);
     const why = stopped
-      ? `stopped (${String(options.signal?.reason ?? 'stop')}) before it could ${step}`
+      ? `stopped (${String(options.signal?.reason ?? 'stop')}) at "${step}"`
       : `could not ${step}: ${errorText(err)}`;
     throw new BatchSubmitError(
       `run ${spec.runId}: ${why}; ${undone}`,
