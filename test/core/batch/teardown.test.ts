@@ -1,0 +1,234 @@
+/**
+ * The Batch teardown and `batch status` against the emulator. The emulator emits no EventBridge events: each
+ * test builds the "Batch Job State Change" event a stand-in for EventBridge would deliver, from the job as
+ * DescribeJobs shows it (the event's detail is that JobDetail), with the ending a test needs.
+ */
+import { DescribeJobDefinitionsCommand, DescribeJobsCommand, type JobDetail } from '@aws-sdk/client-batch';
+import { DescribeFileSystemsCommand, type FileSystemDescription } from '@aws-sdk/client-efs';
+import { batchClient, cloudWatchClient, ec2Client, efsClient } from '../../../core/aws/clients';
+import { batchJobStatus, submitBatchJob, tearDownBatchRun } from '../../../core/batch';
+import { TAG_BATCH_ATTEMPT, TAG_BATCH_FIRST_JOB, TAG_BATCH_JOB } from '../../../core/contract/batch';
+import { useEmulator } from '../../support/emulator';
+import { createBatchFleet, type BatchFleet } from './batch-fleet';
+
+/** Stand-in for EventBridge: the event Batch would emit for `job` (detail = its JobDetail), ending as given. */
+function jobStateChange(job: JobDetail, ending: Partial<JobDetail> = {}) {
+  return {
+    version: '0',
+    id: 'event-1',
+    'detail-type': 'Batch Job State Change',
+    source: 'aws.batch',
+    region: 'us-east-1',
+    resources: [job.jobArn],
+    detail: { ...job, ...ending },
+  };
+}
+
+const SPOT_RECLAIM = {
+  status: 'FAILED',
+  statusReason: 'Host EC2 (instance i-0123456789abcdef0) terminated.',
+} as const;
+
+describe('batch teardown and status (emulator)', () => {
+  const emu = useEmulator();
+  let fleet: BatchFleet;
+  const clients = () => ({
+    batch: batchClient({ maxAttempts: 1 }),
+    efs: efsClient({ maxAttempts: 1 }),
+    ec2: ec2Client({ maxAttempts: 1 }),
+  });
+  const settings = () => ({ fleetId: 'f1', queueArns: [fleet.queueArn] });
+  const submit = (attempts = 1) =>
+    submitBatchJob(clients(), {
+      queue: fleet.queue,
+      jobDefinition: fleet.jobDefinition,
+      command: ['./train.sh'],
+      scratch: true,
+      attempts,
+      jobName: 'train-7',
+    });
+  const describeJob = async (jobId: string) =>
+    (await batchClient().send(new DescribeJobsCommand({ jobs: [jobId] }))).jobs![0];
+  const liveFileSystems = async (): Promise<FileSystemDescription[]> =>
+    ((await efsClient().send(new DescribeFileSystemsCommand({}))).FileSystems ?? []).filter(
+      (f) => f.LifeCycleState !== 'deleted',
+    );
+  const activeRevisions = async () =>
+    ((await batchClient().send(new DescribeJobDefinitionsCommand({ status: 'ACTIVE' }))).jobDefinitions ?? [])
+      .map((jd) => jd.jobDefinitionName)
+      .filter((n) => n?.startsWith('mf-f1-'));
+  const tag = (fs: FileSystemDescription, key: string) => fs.Tags?.find((t) => t.Key === key)?.Value;
+
+  beforeEach(async () => {
+    fleet = await createBatchFleet(emu.endpoint, batchClient(), ec2Client());
+  });
+
+  it("deletes a succeeded run's file system and deregisters its revision; a second delivery finds both done", async () => {
+    const run = await submit();
+    const event = jobStateChange(await describeJob(run.jobId));
+    expect(event.detail.status).toBe('SUCCEEDED'); // the emulator ends jobs at once (use_docker: false)
+
+    const first = await tearDownBatchRun(clients(), settings(), event);
+    const again = await tearDownBatchRun(clients(), settings(), event);
+
+    expect(first).toMatchObject({
+      status: 'torn-down',
+      jobId: run.jobId,
+      runId: run.scratch!.runId,
+      fileSystem: 'deleted',
+      fileSystemId: run.scratch!.fileSystemId,
+      revision: 'deregistered',
+    });
+    expect(first).not.toHaveProperty('retry.status', 'submitted');
+    expect(again).toMatchObject({
+      status: 'torn-down',
+      fileSystem: 'not-found',
+      revision: 'already-inactive',
+    });
+    expect(await liveFileSystems()).toEqual([]);
+    expect(await activeRevisions()).toEqual([]);
+  });
+
+  it('ignores jobs that are not runs of the fleet, still running, or in another queue; touches nothing', async () => {
+    const run = await submit();
+    const plain = await submitBatchJob(clients(), {
+      queue: fleet.queue,
+      jobDefinition: fleet.jobDefinition,
+      command: ['true'],
+      scratch: false,
+      attempts: 1,
+    });
+    const job = await describeJob(run.jobId);
+
+    const outcomes = await Promise.all([
+      tearDownBatchRun(clients(), settings(), jobStateChange(await describeJob(plain.jobId))),
+      tearDownBatchRun(clients(), settings(), jobStateChange(job, { status: 'RUNNING' })),
+      tearDownBatchRun(
+        clients(),
+        settings(),
+        jobStateChange(job, { jobQueue: 'arn:aws:batch:us-east-1:123456789012:job-queue/other' }),
+      ),
+      tearDownBatchRun(clients(), { fleetId: 'f2' }, jobStateChange(job)),
+      tearDownBatchRun(clients(), settings(), {
+        source: 'aws.ec2',
+        'detail-type': 'EC2 Instance State-change Notification',
+      }),
+    ]);
+
+    expect(outcomes.map((o) => o.status)).toEqual(['ignored', 'ignored', 'ignored', 'ignored', 'ignored']);
+    expect(outcomes.map((o) => (o as { reason: string }).reason)).toEqual([
+      expect.stringMatching(/runs .*job-definition\/f1-job:1, no scratch run of fleet f1$/),
+      `job ${run.jobId} is RUNNING, not ended`,
+      expect.stringMatching(/job-queue\/other, not a queue of fleet f1$/),
+      expect.stringMatching(/no scratch run of fleet f2$/),
+      'not a Batch Job State Change event (source aws.ec2)',
+    ]);
+    expect(await liveFileSystems()).toHaveLength(1);
+    expect(await activeRevisions()).toHaveLength(1);
+  });
+
+  it('a Spot reclaim with attempts left: a new run (new file system, new revision), first job kept; redelivery makes no second', async () => {
+    const run = await submit(2);
+    const event = jobStateChange(await describeJob(run.jobId), SPOT_RECLAIM);
+
+    const first = await tearDownBatchRun(clients(), settings(), event);
+    const again = await tearDownBatchRun(clients(), settings(), event);
+
+    expect(first).toMatchObject({
+      status: 'torn-down',
+      fileSystem: 'deleted',
+      retry: { status: 'submitted' },
+    });
+    const retry = (first as { retry: { run: { jobId: string; runId: string; fileSystemId: string } } }).retry
+      .run;
+    expect(retry.runId).not.toBe(run.scratch!.runId);
+    expect(retry.fileSystemId).not.toBe(run.scratch!.fileSystemId);
+    expect(again).toMatchObject({
+      fileSystem: 'not-found',
+      revision: 'already-inactive',
+      retry: { status: 'already-made', runId: retry.runId, fileSystemId: retry.fileSystemId },
+    });
+    const [fs] = await liveFileSystems();
+    expect(fs.FileSystemId).toBe(retry.fileSystemId);
+    expect(tag(fs, TAG_BATCH_ATTEMPT)).toBe('2');
+    expect(tag(fs, TAG_BATCH_FIRST_JOB)).toBe(run.jobId);
+    expect(tag(fs, TAG_BATCH_JOB)).toBe(retry.jobId);
+    expect(await activeRevisions()).toEqual([`mf-f1-${retry.runId}`]);
+    const retried = await describeJob(retry.jobId);
+    expect(retried).toMatchObject({
+      jobName: 'train-7',
+      container: expect.objectContaining({ command: ['./train.sh'] }),
+    });
+
+    // `batch status` of the first job follows the retry.
+    const status = await batchJobStatus(
+      { ...clients(), cloudwatch: cloudWatchClient({ maxAttempts: 1 }) },
+      run.jobId,
+    );
+    expect(status).toMatchObject({
+      jobId: run.jobId,
+      fleet: 'f1',
+      attempts: 2,
+      attemptsAllowed: 2,
+      state: 'SUCCEEDED',
+    });
+    expect(status.history).toEqual([
+      expect.objectContaining({
+        attempt: 1,
+        jobId: run.jobId,
+        fileSystemId: run.scratch!.fileSystemId,
+        fileSystemExists: false,
+        zone: fleet.net.subnets[0].availabilityZoneId,
+      }),
+      expect.objectContaining({
+        attempt: 2,
+        jobId: retry.jobId,
+        fileSystemId: retry.fileSystemId,
+        fileSystemExists: true,
+      }),
+    ]);
+  });
+
+  it('is not retried: the last attempt, a cancelled or terminated job, a success', async () => {
+    const last = await submit(1);
+    const cancelled = await submit(3);
+    const exited = await submit(2);
+
+    const outcomes = await Promise.all([
+      tearDownBatchRun(clients(), settings(), jobStateChange(await describeJob(last.jobId), SPOT_RECLAIM)),
+      tearDownBatchRun(
+        clients(),
+        settings(),
+        jobStateChange(await describeJob(cancelled.jobId), {
+          status: 'FAILED',
+          statusReason: 'cancelled by the user',
+        }),
+      ),
+    ]);
+    expect(outcomes.map((o) => (o as { retry?: { status: string; reason: string } }).retry)).toEqual([
+      { status: 'not-retried', reason: expect.stringMatching(/host lost .*attempt 1 of 1 was the last$/) },
+      { status: 'not-retried', reason: 'failed for a reason Batch does not retry: cancelled by the user' },
+    ]);
+    // A non-zero exit is retried, as Batch would.
+    const exit = await tearDownBatchRun(
+      clients(),
+      settings(),
+      jobStateChange(await describeJob(exited.jobId), {
+        status: 'FAILED',
+        statusReason: 'Essential container in task exited',
+        attempts: [{ container: { exitCode: 3 } }],
+      }),
+    );
+    expect(exit).toMatchObject({ retry: { status: 'submitted', run: { attempt: 2 } } });
+    expect(await liveFileSystems()).toHaveLength(1);
+  });
+
+  it('status of a job Batch does not know is a usage error', async () => {
+    await expect(
+      batchJobStatus(
+        { ...clients(), cloudwatch: cloudWatchClient({ maxAttempts: 1 }) },
+        '00000000-0000-0000-0000-000000000000',
+      ),
+    ).rejects.toThrow(/job 00000000-0000-0000-0000-000000000000: Batch knows no such job/);
+  });
+});
