@@ -32,19 +32,32 @@ export function terminatedEvent(instanceId: string): Record<string, unknown> {
 }
 
 /** Loads the reaper bundle that was deployed and calls its handler with the deployed function's settings. */
-export async function invokeReaper(
+export function invokeReaper(
   functionName: string,
   event: Record<string, unknown>,
   logFile: string,
 ): Promise<ReapReport> {
+  return invokeDeployedHandler<ReapReport>(functionName, 'reaper', event, logFile);
+}
+
+/**
+ * Loads a deployed function's bundle (dist/lambda/<bundle>, the code the deploy uploaded) and calls its handler
+ * with the function's settings, as Lambda would; its stdout (JSON log lines) goes to `logFile`.
+ */
+export async function invokeDeployedHandler<T>(
+  functionName: string,
+  bundle: string,
+  event: Record<string, unknown>,
+  logFile: string,
+): Promise<T> {
   const lambda = new LambdaClient(clientConfig());
   const fn = await lambda.send(new GetFunctionConfigurationCommand({ FunctionName: functionName }));
   Object.assign(process.env, fn.Environment?.Variables ?? {});
   const [file, exportName] = (fn.Handler ?? 'index.handler').split('.');
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const mod = require(join(REPO_ROOT, 'dist', 'lambda', 'reaper', `${file}.js`)) as Record<
+  const mod = require(join(REPO_ROOT, 'dist', 'lambda', bundle, `${file}.js`)) as Record<
     string,
-    (event: unknown, context: unknown) => Promise<ReapReport>
+    (event: unknown, context: unknown) => Promise<T>
   >;
   const deadline = Date.now() + (fn.Timeout ?? 300) * 1000;
   const context = {
