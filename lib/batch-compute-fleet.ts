@@ -90,6 +90,11 @@ export interface BatchComputeFleetProps {
   readonly jobRole?: iam.IRole;
   /** Whether the EventBridge rule and Lambda that delete a job's scratch when it ends are created. @default true */
   readonly teardown?: boolean;
+  /**
+   * The role Batch manages the compute environments with.
+   * @default - Batch's service-linked role `AWSServiceRoleForBatch` (made by Batch when it is missing)
+   */
+  readonly serviceRole?: iam.IRole;
 }
 
 /** One zone of the fleet: its compute environments (Spot first) and its queue. */
@@ -215,7 +220,8 @@ export class BatchComputeFleet extends Construct implements ec2.IConnectable, ia
         mountPathsTag,
       }),
     );
-    this.jobQueueArns = this.zones.map((z) => z.jobQueue.attrJobQueueArn);
+    // Ref is the queue's ARN (AWS::Batch::JobQueue), and the emulator answers it where it has no GetAtt.
+    this.jobQueueArns = this.zones.map((z) => z.jobQueue.ref);
 
     if (props.scratch && (props.teardown ?? true)) {
       this.teardown = new BatchScratchTeardown(this, 'Teardown', { fleet: this });
@@ -286,6 +292,7 @@ export class BatchComputeFleet extends Construct implements ec2.IConnectable, ia
       new batch.CfnComputeEnvironment(zone, id, {
         type: 'MANAGED',
         state: 'ENABLED',
+        serviceRole: props.serviceRole?.roleArn,
         // Changes go through Batch's infrastructure update (instances replaced, jobs given updateTimeout),
         // never a new compute environment that would drop the queue's jobs.
         replaceComputeEnvironment: false,

@@ -1,4 +1,5 @@
 import { CfnOutput, Duration, Size, Stack, type StackProps } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
@@ -7,6 +8,7 @@ import { ComputeFleet, type FleetMount } from './compute-fleet';
 import { ExpressCache } from './express-cache';
 import { FleetNetwork } from './fleet-network';
 import type { IFleetNetwork } from './interfaces';
+import { acknowledge } from './private/nag';
 import { OrphanReaper } from './orphan-reaper';
 import { ScratchFileSystems } from './scratch-file-systems';
 import type { ResolvedStackConfig } from './stack-config';
@@ -94,6 +96,7 @@ export class MountfleetStack extends Stack {
     if (f.scheduler === 'batch') {
       this.batchFleet = new BatchComputeFleet(this, 'BatchFleet', {
         ...shared,
+        serviceRole: config.profile === 'sandbox' ? this.sandboxBatchServiceRole() : undefined,
         spotMaxvCpus: f.spotMaxvCpus,
         onDemandMaxvCpus: f.onDemandMaxvCpus,
       });
@@ -141,10 +144,29 @@ export class MountfleetStack extends Stack {
     this.batchFleet?.zones.forEach((z) => {
       new CfnOutput(this, `JobQueue${z.azId.replace(/[^A-Za-z0-9]/g, '')}`, {
         description: `Batch job queue of ${z.azId}`,
-        value: z.jobQueue.attrJobQueueArn,
+        value: z.jobQueue.ref,
       });
     });
     new CfnOutput(this, 'ReaperFunctionName', { value: this.reaper.function.functionName });
     if (this.scratch) new CfnOutput(this, 'ScratchSecurityGroupId', { value: this.scratch.securityGroupId });
+  }
+
+  /**
+   * The sandbox's Batch service role: moto's CloudFormation requires ServiceRole on a compute environment and
+   * looks it up in IAM (AWS makes it optional and uses its service-linked role, which the emulator has none of).
+   * On AWS the stack names no service role. An emulator difference, in docs/sandbox.md.
+   */
+  private sandboxBatchServiceRole(): iam.Role {
+    const role = new iam.Role(this, 'BatchServiceRole', {
+      assumedBy: new iam.ServicePrincipal('batch.amazonaws.com'),
+      description: 'mountfleet sandbox: the Batch service role the emulator requires',
+      managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSBatchServiceRole')],
+    });
+    acknowledge(
+      role,
+      'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSBatchServiceRole]',
+      "Sandbox profile only (the local emulator requires a compute environment's ServiceRole): AWS's own Batch service policy; on AWS the stack uses Batch's service-linked role and creates no such role.",
+    );
+    return role;
   }
 }

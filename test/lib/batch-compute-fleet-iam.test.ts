@@ -33,7 +33,7 @@ beforeAll(() => {
   submitter = policyOfRole(t, 'Submitter');
   teardown = policyOfRole(t, 'FleetTeardownRole');
   const queueId = Object.keys(t.findResources('AWS::Batch::JobQueue'))[0];
-  queueArn = `<GetAtt:${queueId}.JobQueueArn>`;
+  queueArn = `<Ref:${queueId}>`;
   const jobRoleId = Object.keys(t.findResources('AWS::IAM::Role')).find((k) => k.startsWith('FleetJobRole'))!;
   jobRoleArn = `<GetAtt:${jobRoleId}.Arn>`;
 });

@@ -194,8 +194,8 @@ describe('teardown', () => {
     const detail = pattern.detail as { status: string[]; jobQueue: unknown[] };
     expect(detail.status).toEqual([...BATCH_FINAL_STATES]);
     expect(detail.jobQueue).toEqual([
-      { 'Fn::GetAtt': [expect.stringMatching(/^FleetZoneuse1az4Queue/), 'JobQueueArn'] },
-      { 'Fn::GetAtt': [expect.stringMatching(/^FleetZoneuse1az6Queue/), 'JobQueueArn'] },
+      { Ref: expect.stringMatching(/^FleetZoneuse1az4Queue/) },
+      { Ref: expect.stringMatching(/^FleetZoneuse1az6Queue/) },
     ]);
     t.hasResourceProperties('AWS::Lambda::Function', {
       Runtime: 'nodejs22.x',
