@@ -12,12 +12,6 @@ import {
   DescribeComputeEnvironmentsCommand,
   DescribeJobQueuesCommand,
 } from '@aws-sdk/client-batch';
-import {
-  TAG_BATCH_AZ_ID,
-  TAG_BATCH_MOUNT_PATHS,
-  TAG_BATCH_SCRATCH_SUBNET,
-  TAG_FLEET,
-} from '../../core/contract';
 import { EMULATOR_ACCOUNT, EMULATOR_REGION, emulatorEnv, expectSuccess, runCdk } from '../support/cdk-cli';
 import { MotoServer } from '../support/moto';
 import { ensureBatchBundles } from './batch-fleet-fixture';
