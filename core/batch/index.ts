@@ -1,9 +1,3 @@
 export { type BatchJobStatus, batchJobStatus } from './status';
-export { type BatchSubmitRequest, type BatchSubmitResult, jobNameProblem, submitBatchJob } from './submit';
-export { type BatchClients, BatchSubmitError } from './run';
-export {
-  type BatchTeardownOutcome,
-  BatchTeardownError,
-  batchTeardownSettingsFromEnv,
-  tearDownBatchRun,
-} from './teardown';
+export { type BatchSubmitRequest, type BatchSubmitResult, submitBatchJob } from './submit';
+export { type BatchTeardownOutcome, batchTeardownSettingsFromEnv, tearDownBatchRun } from './teardown';

@@ -16,6 +16,7 @@ import type { EC2Client } from '@aws-sdk/client-ec2';
 import { TagResourceCommand, type EFSClient } from '@aws-sdk/client-efs';
 import { abortAfter, errorText, EXIT_STATUS, MountfleetError, systemClock, type Clock } from '../common';
 import {
+  BATCH_RUN_TAG_KEYS,
   TAG_BATCH_ATTEMPT,
   TAG_BATCH_ATTEMPTS,
   TAG_BATCH_FIRST_JOB,
@@ -55,7 +56,7 @@ export interface RunOptions {
   readonly waitTimeoutMs?: number;
 }
 
-export interface ScratchRunSpec {
+interface ScratchRunSpec {
   readonly fleetId: string;
   readonly queue: FleetQueue;
   readonly placement: ScratchPlacement;
@@ -82,15 +83,15 @@ export interface SubmittedRun {
 }
 
 /** A submit failed, or was stopped; the message names the step and what the rollback did. */
-export class BatchSubmitError extends MountfleetError {
+class BatchSubmitError extends MountfleetError {
   override readonly name = 'BatchSubmitError';
 }
 
 /** Calls made during rollback get this long each (the caller's stop signal does not cut them off). */
 const ROLLBACK_CALL_MS = 30_000;
 
-/** The run's tags on its job and its revision (BATCH_RUN_TAG_KEYS). */
-function runTags(spec: ScratchRunSpec): Record<string, string> {
+/** The run's tags on its job and its revision: the keys the fleet's IAM allows there, and no other. */
+function runTags(spec: ScratchRunSpec): Partial<Record<(typeof BATCH_RUN_TAG_KEYS)[number], string>> {
   return {
     [TAG_FLEET]: spec.fleetId,
     [TAG_RUN]: spec.runId,

@@ -21,7 +21,7 @@ import { readFleetQueue } from './queue';
 import { retryRunId } from './retry';
 import type { BatchClients } from './run';
 
-export interface AttemptStatus {
+interface AttemptStatus {
   readonly attempt: number;
   readonly jobId: string;
   readonly state: string;

@@ -45,7 +45,7 @@ export interface BatchSubmitResult {
 const JOB_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 
 /** What is wrong with a `--job-name`, or undefined. */
-export function jobNameProblem(name: string): string | undefined {
+function jobNameProblem(name: string): string | undefined {
   return JOB_NAME.test(name)
     ? undefined
     : `--job-name ${name}: 1-128 letters, digits, hyphens and underscores, starting with a letter or digit (Batch's rule)`;

@@ -15,7 +15,7 @@ import { attemptsOf, resubmit, type RetryOutcome } from './retry';
 import type { BatchClients } from './run';
 
 /** What the handler is told by its environment (BATCH_TEARDOWN_ENV). */
-export interface BatchTeardownSettings {
+interface BatchTeardownSettings {
   readonly fleetId: string;
   /** The fleet's job-queue ARNs: events of any other queue are ignored. Unset: every queue. */
   readonly queueArns?: readonly string[];
@@ -30,7 +30,7 @@ export function batchTeardownSettingsFromEnv(env: NodeJS.ProcessEnv = process.en
   return { fleetId, queueArns: queues.length > 0 ? queues : undefined };
 }
 
-export interface BatchTeardownOptions {
+interface BatchTeardownOptions {
   readonly clock?: Clock;
   readonly log?: (line: string) => void;
   /** How long the delete waits for the mount target to go. @default 120000 */
@@ -53,7 +53,7 @@ export type BatchTeardownOutcome =
 type RetryDecision = RetryOutcome | { readonly status: 'not-retried'; readonly reason: string };
 
 /** Something the teardown could not finish: the handler fails, and the event's redelivery finishes it. */
-export class BatchTeardownError extends Error {
+class BatchTeardownError extends Error {
   override readonly name = 'BatchTeardownError';
 }
 

@@ -7,10 +7,9 @@ export { runScratch } from './run';
 export { type ScratchRunIo, type ScratchRunRequest } from './run-plan';
 export { compareWithRun, readRunSummary, renderAgainst } from './run-summary';
 // For core/batch: a Batch run provisions its file system and mount target with scratch's own code.
-export { type Datapoint, readCredit } from './credit-readings';
+export { readCredit } from './credit-readings';
 export { ensureMountTarget, waitForMountTarget } from './mount-target';
 export { generateRunId } from './naming';
 export { burstCreditPreflight } from './preflight';
 export { createFileSystem, findFileSystemByToken, madeByRun, waitForFileSystem } from './provision';
-export { CreateOutcomeUnknown, ScratchInterrupted, ScratchSetupError } from './setup-errors';
-export { type WaitOptions } from './setup-wait';
+export { CreateOutcomeUnknown } from './setup-errors';
