@@ -2,7 +2,7 @@
  * STAND-INS for what moto's CloudFormation does not do for Batch (moto 5.2.5), so that the deployed Batch
  * resources look to the CLI as they would on AWS:
  *   - it needs the compute environments' service role to exist: the Batch service-linked role is created first,
- *     as AWS creates it on the account's first use of Batch (`iam:CreateServiceLinkedRole`);
+ *     as AWS creates it on the account's first use of Batch (AWSServiceRoleForBatch);
  *   - it drops a job queue's Tags: they are put on the queue from the template (`batch:TagResource`);
  *   - it keeps a job definition's nested ContainerProperties in CloudFormation's casing (`Host.SourcePath`): the
  *     definition is registered again through the API with the template's properties, and moto's copy
@@ -27,8 +27,8 @@ export interface BatchDeployStandIns {
   readonly reregisteredJobDefinitions: string[];
 }
 
-/** moto answers a query API without checking the signature; this is the Batch service-linked role's creation. */
-export async function createBatchServiceLinkedRole(endpoint: string): Promise<void> {
+/** The Batch service-linked role, created as AWS does on first use; resolves to its ARN (moto checks no signature). */
+export async function createBatchServiceLinkedRole(endpoint: string): Promise<string> {
   const res = await fetch(endpoint, {
     method: 'POST',
     signal: AbortSignal.timeout(10_000),
@@ -37,14 +37,26 @@ export async function createBatchServiceLinkedRole(endpoint: string): Promise<vo
       authorization:
         'AWS4-HMAC-SHA256 Credential=standin/20260101/us-east-1/iam/aws4_request, SignedHeaders=host, Signature=0',
     },
+    // CreateRole, not CreateServiceLinkedRole: moto names a service-linked role after the service's lower-case
+    // prefix (AWSServiceRoleForbatch), not as AWS does (AWSServiceRoleForBatch, the ARN templates name).
     body: new URLSearchParams({
-      Action: 'CreateServiceLinkedRole',
+      Action: 'CreateRole',
       Version: '2010-05-08',
-      AWSServiceName: 'batch.amazonaws.com',
+      Path: '/aws-service-role/batch.amazonaws.com/',
+      RoleName: 'AWSServiceRoleForBatch',
+      AssumeRolePolicyDocument: JSON.stringify({
+        Version: '2012-10-17',
+        Statement: [
+          { Effect: 'Allow', Principal: { Service: 'batch.amazonaws.com' }, Action: 'sts:AssumeRole' },
+        ],
+      }),
     }),
   });
-  if (!res.ok)
-    throw new Error(`CreateServiceLinkedRole batch.amazonaws.com: HTTP ${res.status}: ${await res.text()}`);
+  const xml = await res.text();
+  if (!res.ok) throw new Error(`CreateRole AWSServiceRoleForBatch: HTTP ${res.status}: ${xml}`);
+  const arn = /<Arn>([^<]+)<\/Arn>/.exec(xml)?.[1];
+  if (!arn) throw new Error('CreateRole AWSServiceRoleForBatch: no role ARN in the answer');
+  return arn;
 }
 
 /** Maps that keep their keys as they are (tag keys, parameter names). */
