@@ -44,7 +44,7 @@ export async function listFleetFileSystems(efs: EFSClient, fleetId: string): Pro
 }
 
 /** What the reaper's decisions read from one DescribeFileSystems entry. */
-function factsOf(fs: FileSystemDescription, fleetId: string): FileSystemFacts {
+export function factsOf(fs: FileSystemDescription, fleetId: string): FileSystemFacts {
   return {
     id: fs.FileSystemId!,
     arn: fs.FileSystemArn,
@@ -57,12 +57,14 @@ function factsOf(fs: FileSystemDescription, fleetId: string): FileSystemFacts {
     jobId: tagValue(fs, TAG_JOB),
     runId: tagValue(fs, TAG_RUN),
     markedIdleAt: tagValue(fs, TAG_MARKED_IDLE_AT),
+    fleet: tagValue(fs, TAG_FLEET),
   };
 }
 
 /**
- * The one file system as it is now (one DescribeFileSystems by id), or undefined when it is gone: the
- * re-check right before a deletion (reaper.ts).
+ * The one file system as it is now (one DescribeFileSystems by id), or undefined when it is gone: `scratch
+ * delete`'s last look (liveness.ts), and the reaper's re-check of a file system its batch's page did not show
+ * (recheck.ts).
  */
 export async function describeFacts(
   efs: EFSClient,
