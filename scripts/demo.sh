@@ -3,7 +3,7 @@
 # local AWS emulator with the real CDK CLI and exercises it (scripts/sandbox/main.ts). `--json` for machines.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export CDK_DISABLE_CLI_TELEMETRY=true AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
+export CDK_DISABLE_CLI_TELEMETRY=true
 bash scripts/setup.sh >&2
 # shellcheck source=scripts/lib/node.sh
 source scripts/lib/node.sh
