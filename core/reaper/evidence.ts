@@ -39,8 +39,12 @@ const INSTANCES_PER_PAGE = 1000;
  * Every file system tagged `mountfleet:fleet` = fleetId; others are dropped here and never looked at again.
  * Those the fleet did not make (core/efs/fleet-file-systems.ts foreignReason) are listed with the reason, to be reported and kept.
  */
-export async function listFleetFileSystems(efs: EFSClient, fleetId: string): Promise<FileSystemFacts[]> {
-  return (await listFleetFileSystemDescriptions(efs, fleetId)).map((fs) => factsOf(fs, fleetId));
+export async function listFleetFileSystems(
+  efs: EFSClient,
+  fleetId: string,
+  onPage?: () => void,
+): Promise<FileSystemFacts[]> {
+  return (await listFleetFileSystemDescriptions(efs, fleetId, onPage)).map((fs) => factsOf(fs, fleetId));
 }
 
 /** What the reaper's decisions read from one DescribeFileSystems entry. */

@@ -287,12 +287,12 @@ export async function reap(
     timeLeft: () => (options.remainingTimeMs ? options.remainingTimeMs() - marginMs : Infinity),
     record: recorder(report, settings, options),
   };
-  const { fileSystems, decisions, now } = await decideFleet(run);
+  const { fileSystems, decisions, now, listingPages } = await decideFleet(run);
   report.scanned = fileSystems.length;
   const { deletions, marks, unmarks } = sortOut(run, fileSystems, decisions);
   await inBatches(run, marks, 'marked', (fs) => markIdle(clients.tagging, fs, new Date(now)));
   await inBatches(run, unmarks, 'unmarked', (fs) => unmarkIdle(clients.tagging, fs));
-  await deleteAll(run, deletions);
+  await deleteAll(run, deletions, listingPages);
   return report;
 }
 
@@ -321,7 +321,8 @@ function recorder(report: ReapReport, settings: ReaperSettings, options: ReapOpt
  */
 async function decideFleet(run: ReapRun) {
   const { clients, settings } = run;
-  let fileSystems = await listFleetFileSystems(clients.efs, settings.fleetId);
+  let listingPages = 0;
+  let fileSystems = await listFleetFileSystems(clients.efs, settings.fleetId, () => listingPages++);
   const event = run.options.goneInstance;
   if (event) fileSystems = fileSystems.filter((fs) => fs.ownerInstanceId === event.instanceId);
   let gone = event;
@@ -336,7 +337,7 @@ async function decideFleet(run: ReapRun) {
     goneInstance: gone,
   };
   const decisions = await decideAll(clients, settings, fileSystems, ctx, knownOwners);
-  return { fileSystems, decisions, now: ctx.now };
+  return { fileSystems, decisions, now: ctx.now, listingPages };
 }
 
 /**
@@ -393,13 +394,14 @@ async function inBatches(
  * each in turn would cap deletions at `concurrency` per mount-target deletion time (tens of seconds in AWS),
  * far below the rate EFS allows.
  */
-async function deleteAll(run: ReapRun, deletions: readonly Work[]): Promise<void> {
+async function deleteAll(run: ReapRun, deletions: readonly Work[], listingPages: number): Promise<void> {
   const { clients, settings, options, clock, record, timeLeft } = run;
   const concurrency = options.concurrency ?? DEFAULT_REAP_CONCURRENCY;
   const maxWaitMs = options.teardownMaxWaitMs ?? 120_000;
   const waitUntil = clock.now() + Math.max(0, Math.min(maxWaitMs, timeLeft()));
   const waiting: Work[] = [];
   const batches = recheckInBatches(clients.efs, settings.fleetId, deletions, {
+    listingPages,
     stopped: () => timeLeft() <= 0,
     onProgress: options.onProgress,
   });

@@ -22,7 +22,9 @@
  * time, each only when the previous page's deletions have all begun (EFS has no id-list filter, and the order
  * of a listing is unspecified across calls, so a page of the decision's listing may not show the same file
  * systems again). A file system no page showed (deleted meanwhile, or the pass broke off on an error) is
- * re-checked on its own by id, as before batching.
+ * re-checked on its own by id, as before batching. So is every deletion when they are no more than the pages
+ * the decision's listing took (the event fast path's one or two in a Region of many file systems): a pass
+ * would cost more reads than it saves.
  */
 import { DescribeFileSystemsCommand, type EFSClient } from '@aws-sdk/client-efs';
 import { errorText } from '../common';
@@ -72,11 +74,16 @@ export function recheckInBatches(
   efs: EFSClient,
   fleetId: string,
   deletions: readonly Work[],
-  options: { readonly stopped: () => boolean; readonly onProgress?: (message: string) => void },
+  options: {
+    /** Pages the decision's listing took: what one pass costs about. */
+    readonly listingPages: number;
+    readonly stopped: () => boolean;
+    readonly onProgress?: (message: string) => void;
+  },
 ): { next(): Promise<Rechecked[] | undefined> } {
   const waiting = new Map(deletions.map((work) => [work.fs.id, work]));
   let marker: string | undefined;
-  let listed = false;
+  let listed = deletions.length <= options.listingPages;
   const nextPage = async (): Promise<Rechecked[]> => {
     while (!listed && !options.stopped()) {
       let page;

@@ -207,4 +207,31 @@ describe('the re-check before deleting, in batches (emulator)', () => {
     expect(progress).toContainEqual(expect.stringMatching(/^re-check page failed \(BadRequest/));
     expect(emu.proxy.count('efs', 'DescribeFileSystems')).toBe(4);
   });
+
+  it('re-reads by id when the deletions are no more than the listing pages (a few orphans among many file systems)', async () => {
+    const c = reaperClients();
+    const net = await createNetwork(c.ec2, 1);
+    const [terminated] = await launchOwners(c.ec2, 'f1', 'terminated');
+    for (let i = 0; i < 101; i++) await createFileSystem(c.efs, net, { fleet: 'f2', owner: terminated });
+    const orphan = await createFileSystem(c.efs, net, { fleet: 'f1', owner: terminated });
+    const byId: (string | null)[] = [];
+    emu.proxy.addRule({
+      service: 'efs',
+      operation: 'DescribeFileSystems',
+      match: (r) => {
+        byId.push(r.query.get('FileSystemId')); // observes only: the rule never fires
+        return false;
+      },
+      fault: { kind: 'delay', ms: 0 },
+    });
+    emu.proxy.resetStats();
+
+    const report = await reap(reaperClients(), reaperSettingsFromFlags({ fleetId: 'f1' }), {
+      clock: clockAt(60),
+    });
+
+    expect(report).toMatchObject({ deleted: [orphan], kept: [], failed: [] });
+    // Two listing pages, then the one deletion re-read alone: a pass would read both pages again.
+    expect(byId).toEqual([null, null, orphan]);
+  });
 });
