@@ -61,9 +61,9 @@ export const BUILT_IN_PRICES: Record<string, RegionPrices> = {
       'https://aws.amazon.com/efs/pricing/ (One Zone storage $0.16/GB-month; Elastic $0.03/GB read, $0.06/GB write, as quoted on 2026-06-13 by factualminds.com)',
       'https://aws.amazon.com/ebs/pricing/ (gp3 $0.08/GB-month, $0.04 per MB/s-month above 125 MB/s)',
       'https://aws.amazon.com/s3/pricing/ (S3 Files: high-performance storage $0.30/GB-month, reads $0.03/GB, writes $0.06/GB; ' +
-        "not read from AWS's page itself (its rate cells were not in any stored copy, looked for on 2026-11-26): " +
-        'as quoted for us-east-1 in April 2026 by computingforgeeks.com ("Amazon S3 Files Pricing Explained") and on ' +
-        "2026-04-28 by juicedata/juicefs PR 6973; the metering rules they apply to are AWS's own, see core/plan/s3-files.ts)",
+        "not read from AWS's page itself (its rate cells are in no stored copy, looked for on 2026-11-26): " +
+        'as quoted for popular US regions on 2026-04-28 in juicedata/juicefs PR 6973 (juicefs_vs_s3files.md), the write ' +
+        'price also as "$60 per TB" on 2026-05-14 in Barre/ZeroFS issue 406; the metering rules are AWS\'s own, see s3-files.ts)',
     ],
     efsOneZoneStorageGbMonth: 0.16,
     efsElasticReadPerGb: 0.03,
