@@ -340,7 +340,9 @@ async function benchCustodian(moto: MotoServer, proxy: FaultProxy, mix: Deletion
   const t0 = performance.now();
   const log: string[] = [];
   const status = await new Promise<number | null>((resolve, reject) => {
-    const child = spawn(program, ['run', '--region', 'us-east-1', '-s', join(dir, 'out'), policy], {
+    // --cache-period 0: Custodian otherwise answers from its 15-minute cache of an earlier run's listing.
+    const args = ['run', '--cache-period', '0', '--region', 'us-east-1', '-s', join(dir, 'out'), policy];
+    const child = spawn(program, args, {
       env: { ...process.env, AWS_DEFAULT_REGION: 'us-east-1' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
