@@ -35,7 +35,6 @@ Object.assign(process.env, {
   AWS_REGION: 'us-east-1',
   AWS_ACCESS_KEY_ID: 'bench',
   AWS_SECRET_ACCESS_KEY: 'bench',
-  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
 });
 delete process.env.AWS_PROFILE;
 

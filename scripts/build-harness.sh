@@ -41,7 +41,7 @@ fi
 ((${#missing[@]} == 0)) || skip "missing apt packages ${missing[*]} (scripts/setup.sh installs them as root)"
 
 binary="$target/release/mount-s3-harness"
-# --background (the demo): a first build (about 20 min on 2 cores) goes on in the background, one at a time,
+# --background (the demo): a first build (about 5 min on 2 cores, most of it the AWS CRT's C libraries) goes on in the background, one at a time,
 # and whoever looks for the harness meanwhile is told so (skip-reason); the next run finds it built.
 if [[ ${1:-} == --background && ! -x $binary ]]; then
   log="$target/build.log"
@@ -49,9 +49,9 @@ if [[ ${1:-} == --background && ! -x $binary ]]; then
     printf '[build-harness] the first build of the Mountpoint harness is still going on in the background (log: %s)\n' "$log" >&2
     exit 0
   fi
-  record_reason "it is being built in the background (started $(date -u +%Y-%m-%dT%H:%M:%SZ), about 20 min on 2 cores; log: ${log}): a run after that uses it"
+  record_reason "it is being built in the background (started $(date -u +%Y-%m-%dT%H:%M:%SZ), about 5 min on 2 cores; log: ${log}): a run after that uses it"
   setsid nohup flock -n "$target/build.lock" bash "$0" >"$log" 2>&1 </dev/null &
-  printf '[build-harness] first build of the Mountpoint harness started in the background (about 20 min on 2 cores; log: %s); this run uses the stand-in, the next one the harness\n' "$log" >&2
+  printf '[build-harness] first build of the Mountpoint harness started in the background (about 5 min on 2 cores; log: %s); this run uses the stand-in, the next one the harness\n' "$log" >&2
   exit 0
 fi
 if [[ -x $binary ]]; then
@@ -59,7 +59,7 @@ if [[ -x $binary ]]; then
 else
   # The first build compiles a few hundred crates: minutes on a small machine. cargo's per-crate lines are
   # the progress (a progress bar where stderr is a terminal).
-  printf '[build-harness] first build of the Mountpoint harness into %s: a few hundred crates, about 20 min on 2 cores; later runs take seconds\n' "$target" >&2
+  printf '[build-harness] first build of the Mountpoint harness into %s: a few hundred crates, about 5 min on 2 cores; later runs take seconds\n' "$target" >&2
 fi
 status=0
 CARGO_TARGET_DIR="$target" cargo build --locked --release \

@@ -74,7 +74,7 @@ const agent = await build({
   ...common,
   entryPoints: [join(root, 'agent', 'main.ts')],
   outfile: agentOut,
-  target: 'node20',
+  target: 'node22',
   banner: { js: '#!/usr/bin/env node' },
 });
 chmodSync(agentOut, 0o755);

@@ -5,7 +5,7 @@
 # Jest suite (unit, construct, emulator integration, end-to-end). Extra arguments go to Jest, e.g. `scripts/test.sh test/core`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export CDK_DISABLE_CLI_TELEMETRY=true AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
+export CDK_DISABLE_CLI_TELEMETRY=true
 bash scripts/setup.sh
 # shellcheck source=scripts/lib/node.sh
 source scripts/lib/node.sh

@@ -1,6 +1,6 @@
 /**
  * `mountfleet plan`: burst credit and cost of a scratch workload on EFS One Zone (bursting, elastic)
- * versus EBS gp3. The model lives in core/plan (planWorkload); with `--against`, a run's summary is read and
+ * versus EBS gp3 and S3 Files. The model lives in core/plan (planWorkload); with `--against`, a run's summary is read and
  * compared by core/scratch. This file only reads flags and prints.
  */
 import { Option } from 'commander';
@@ -23,6 +23,7 @@ interface PlanFlags {
   prices?: string;
   price: string[];
   atBitrate?: string;
+  readSize?: string;
   against?: string;
   json?: boolean;
 }
@@ -33,7 +34,7 @@ export const register: RegisterCommand = (program) => {
   program
     .command('plan')
     .description(
-      'burst-credit and cost plan for a scratch workload: EFS One Zone (bursting, elastic) vs EBS gp3',
+      'burst-credit and cost plan for a scratch workload: EFS One Zone (bursting, elastic) vs EBS gp3 vs S3 Files',
     )
     .addOption(new Option('--preset <name>', 'a named step list').choices(Object.keys(PRESETS)))
     .option(
@@ -56,6 +57,10 @@ export const register: RegisterCommand = (program) => {
     .option(
       '--at-bitrate <list>',
       "input bit rates for the exhaustion table, e.g. 50,147,503 (default: the input's)",
+    )
+    .option(
+      '--read-size <size>',
+      "the job's read size, e.g. 64KiB (default 1MiB): S3 Files streams reads of 1 MiB or more from the bucket and charges smaller ones",
     )
     .option(
       '--against <summary>',
@@ -99,5 +104,7 @@ function planRequest(flags: PlanFlags): PlanRequest {
       flags.runTime !== undefined ? parsePositive('--run-time', flags.runTime, parseDuration) : undefined,
     prices: { region: flags.region, file: flags.prices, overrides: flags.price },
     atBitratesMbps: flags.atBitrate?.split(',').map((r) => parsePositive('--at-bitrate', r, parseMbps)),
+    readBytes:
+      flags.readSize !== undefined ? parsePositive('--read-size', flags.readSize, parseBytes) : undefined,
   };
 }

@@ -18,10 +18,11 @@ export function tagValue(
   return resource.Tags?.find((t) => t.Key === key)?.Value;
 }
 
-/** Every file system tagged `mountfleet:fleet` = fleetId. */
+/** Every file system tagged `mountfleet:fleet` = fleetId; `onPage` is told of each page read (the reaper counts them). */
 export async function listFleetFileSystemDescriptions(
   efs: EFSClient,
   fleetId: string,
+  onPage?: () => void,
 ): Promise<FileSystemDescription[]> {
   const found: FileSystemDescription[] = [];
   let marker: string | undefined;
@@ -32,6 +33,7 @@ export async function listFleetFileSystemDescriptions(
     found.push(
       ...(page.FileSystems ?? []).filter((fs) => fs.FileSystemId && tagValue(fs, TAG_FLEET) === fleetId),
     );
+    onPage?.();
     marker = page.NextMarker || undefined;
   } while (marker);
   return found;

@@ -8,7 +8,8 @@ import { HOURS_PER_MONTH, type RegionPrices } from './prices';
 const GP3_INCLUDED_MIB_PER_S = 125;
 
 export interface CostOption {
-  readonly option: 'efs-one-zone-bursting' | 'efs-one-zone-elastic' | 'ebs-gp3-used' | 'ebs-gp3-2x';
+  readonly option:
+    'efs-one-zone-bursting' | 'efs-one-zone-elastic' | 'ebs-gp3-used' | 'ebs-gp3-2x' | 's3-files';
   readonly label: string;
   readonly usd: number;
   /** Whether it can carry the run as timed. */

@@ -82,6 +82,14 @@ export function renderPlan(plan: PlanResult): string {
       (c) =>
         `${c.label} (${usd(c.usd)}) is the lower bound, not compared: a volume is sized before the run and needs headroom, so gp3 is compared at 2x the used size`,
     );
+  const s3 = plan.s3Files;
+  const s3Files =
+    s3.unknown.length > 0
+      ? s3.unknown.map((u) => `S3 Files: left out of the comparison — unknown: ${u}`)
+      : [
+          'S3 Files limits: ' +
+            s3.checks.map((c) => `${c.detail}, ${c.fits ? 'within' : 'above'} ${c.limit}`).join('; '),
+        ];
   const chosen = plan.costs.find((c) => c.option === plan.recommendation.option);
   return [
     inputLine,
@@ -93,6 +101,7 @@ export function renderPlan(plan: PlanResult): string {
     `costs (${plan.prices.region}, prices as of ${plan.prices.asOf}):`,
     costs,
     ...bounds,
+    ...s3Files,
     '',
     `use: ${chosen?.label} — ${plan.recommendation.reason}`,
     ...plan.notes.map((n) => `note: ${n}`),

@@ -14,7 +14,8 @@
  */
 import { costOptions, recommend, type CostOption } from './costs';
 import type { RegionPrices } from './prices';
-import { gibFromRate } from '../common';
+import { gibFromRate, MIB } from '../common';
+import { planS3Files, s3FilesCost, type S3FilesPlan } from './s3-files';
 import {
   quantityGib,
   resolveInput,
@@ -78,6 +79,8 @@ export interface PlanResult {
   };
   readonly exhaustion: readonly Exhaustion[];
   readonly costs: readonly CostOption[];
+  /** S3 Files: what it meters for the run and its limits; a cost row in `costs` when its prices are known. */
+  readonly s3Files: S3FilesPlan;
   readonly recommendation: { readonly option: CostOption['option']; readonly reason: string };
   readonly prices: RegionPrices;
   readonly notes: readonly string[];
@@ -109,7 +112,7 @@ function meteredGibFor(read: Quantity, write: Quantity, input: ResolvedInput, na
 export function computePlan(
   workload: Workload,
   prices: RegionPrices,
-  options: { atBitratesMbps?: readonly number[] } = {},
+  options: { atBitratesMbps?: readonly number[]; readBytes?: number } = {},
 ): PlanResult {
   const input = resolveInput(workload.input);
   const runSeconds = workload.runSeconds;
@@ -124,7 +127,12 @@ export function computePlan(
   };
   const bursting = burstCredit(totals.meteredGib, storage, runSeconds);
   const bitrates = options.atBitratesMbps ?? (input.bitrateMbps !== undefined ? [input.bitrateMbps] : []);
-  const costs = costOptions({ totals, storage, bursting, runSeconds, prices });
+  const s3Files = planS3Files({ steps, totals, prices, readBytes: options.readBytes ?? MIB });
+  const s3FilesRow = s3FilesCost(s3Files, storage, prices);
+  const costs = [
+    ...costOptions({ totals, storage, bursting, runSeconds, prices }),
+    ...(s3FilesRow ? [s3FilesRow] : []),
+  ];
 
   return {
     input,
@@ -135,9 +143,10 @@ export function computePlan(
     bursting,
     exhaustion: exhaustionAt(bitrates, workload, input),
     costs,
+    s3Files,
     recommendation: recommend(costs, bursting),
     prices,
-    notes: planNotes(prices, steps),
+    notes: planNotes(prices, steps, s3FilesRow !== undefined),
   };
 }
 
@@ -233,7 +242,7 @@ function exhaustionAt(bitrates: readonly number[], workload: Workload, input: Re
 }
 
 /** What the numbers rest on, and what was estimated. */
-function planNotes(prices: RegionPrices, steps: readonly StepResult[]): string[] {
+function planNotes(prices: RegionPrices, steps: readonly StepResult[], s3FilesPriced: boolean): string[] {
   const notes = [
     'reads are metered at 1/3 of their bytes, writes in full (AWS Storage Blog, "Amazon EFS introduces 3X read-throughput increase")',
     'exhaustion ignores the baseline credit earned meanwhile (50 KiB/s per GiB stored, at least 1 MiB/s), so it errs early',
@@ -241,6 +250,12 @@ function planNotes(prices: RegionPrices, steps: readonly StepResult[]): string[]
   ];
   if (steps.some((s) => !s.timeGiven)) {
     notes.push("step times not given are estimated from each step's share of bytes moved");
+  }
+  if (s3FilesPriced) {
+    notes.push(
+      "S3 Files: not included are S3 request charges (GETs and PUTs per GiB are not documented) and the bucket's " +
+        'S3 storage, with the versions S3 Versioning keeps after the run deletes its files',
+    );
   }
   return notes;
 }

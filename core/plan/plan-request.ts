@@ -27,6 +27,8 @@ export interface PlanRequest {
   readonly prices: { readonly region: string; readonly file?: string; readonly overrides: readonly string[] };
   /** Input bit rates for the exhaustion table (default: the input's). */
   readonly atBitratesMbps?: readonly number[];
+  /** The job's read size in bytes (`--read-size`, default 1 MiB): S3 Files charges reads below 1 MiB. */
+  readonly readBytes?: number;
 }
 
 /** The plan of the request's workload. */
@@ -42,7 +44,10 @@ export function planWorkload(request: PlanRequest): PlanResult {
     if (runSeconds === undefined) throw new WorkloadError('give the run time (--run-time), e.g. 55m');
     const prices = resolvePrices(request.prices);
     const input = { ...fromFile?.input, ...request.input };
-    return computePlan({ input, steps, runSeconds }, prices, { atBitratesMbps: request.atBitratesMbps });
+    return computePlan({ input, steps, runSeconds }, prices, {
+      atBitratesMbps: request.atBitratesMbps,
+      readBytes: request.readBytes,
+    });
   } catch (err) {
     // A size, duration or bit rate in a step or the workload file that does not parse is bad input too.
     if (err instanceof UnitError) throw new WorkloadError(err.message, { cause: err });

@@ -30,6 +30,12 @@ const regionPricesSchema = z
     ebsGp3StorageGbMonth: z.number().nonnegative(),
     /** EBS gp3 throughput above the included 125 MB/s, USD per MB/s-month. */
     ebsGp3ThroughputMbpsMonth: z.number().nonnegative(),
+    /** S3 Files high-performance storage, USD per GB-month (absent: unknown, S3 Files is not compared). */
+    s3FilesStorageGbMonth: z.number().nonnegative().optional(),
+    /** S3 Files data access, USD per GB read from high-performance storage (exports to the bucket included). */
+    s3FilesReadPerGb: z.number().nonnegative().optional(),
+    /** S3 Files data access, USD per GB written to high-performance storage. */
+    s3FilesWritePerGb: z.number().nonnegative().optional(),
   })
   .strict();
 export type RegionPrices = z.infer<typeof regionPricesSchema>;
@@ -41,6 +47,9 @@ export const PRICE_KEYS = [
   'efsElasticWritePerGb',
   'ebsGp3StorageGbMonth',
   'ebsGp3ThroughputMbpsMonth',
+  's3FilesStorageGbMonth',
+  's3FilesReadPerGb',
+  's3FilesWritePerGb',
 ] as const;
 type PriceKey = (typeof PRICE_KEYS)[number];
 
@@ -51,12 +60,19 @@ export const BUILT_IN_PRICES: Record<string, RegionPrices> = {
     sources: [
       'https://aws.amazon.com/efs/pricing/ (One Zone storage $0.16/GB-month; Elastic $0.03/GB read, $0.06/GB write, as quoted on 2026-06-13 by factualminds.com)',
       'https://aws.amazon.com/ebs/pricing/ (gp3 $0.08/GB-month, $0.04 per MB/s-month above 125 MB/s)',
+      'https://aws.amazon.com/s3/pricing/ (S3 Files: high-performance storage $0.30/GB-month, reads $0.03/GB, writes $0.06/GB; ' +
+        "not read from AWS's page itself (its rate cells are in no stored copy, looked for on 2026-11-26): " +
+        'as quoted for popular US regions on 2026-04-28 in juicedata/juicefs PR 6973 (juicefs_vs_s3files.md), the write ' +
+        'price also as "$60 per TB" on 2026-05-14 in Barre/ZeroFS issue 406; the metering rules are AWS\'s own, see s3-files.ts)',
     ],
     efsOneZoneStorageGbMonth: 0.16,
     efsElasticReadPerGb: 0.03,
     efsElasticWritePerGb: 0.06,
     ebsGp3StorageGbMonth: 0.08,
     ebsGp3ThroughputMbpsMonth: 0.04,
+    s3FilesStorageGbMonth: 0.3,
+    s3FilesReadPerGb: 0.03,
+    s3FilesWritePerGb: 0.06,
   },
   'ap-northeast-1': {
     region: 'ap-northeast-1',
@@ -65,6 +81,7 @@ export const BUILT_IN_PRICES: Record<string, RegionPrices> = {
       'the 30-minute ProRes encode ladder measurement (Tokyo): Elastic $0.04/GB read, $0.07/GB write; gp3 $0.096/GB-month (its $0.00524 for 40 GB over 59 min)',
       'One Zone storage $0.192/GB-month: not confirmed from an AWS page here; Tokyo Standard $0.36 x (One Zone/Standard in us-east-1, 0.16/0.30). Override with --price if it differs',
       'gp3 throughput $0.048 per MB/s-month: us-east-1 price x the Tokyo/us-east-1 gp3 storage ratio (1.2); unverified',
+      'S3 Files: unknown (no stored page gives its Tokyo rates, looked for on 2026-11-26); S3 Files is left out until given with --price',
     ],
     efsOneZoneStorageGbMonth: 0.192,
     efsElasticReadPerGb: 0.04,

@@ -22,6 +22,7 @@
  * DescribeMountTargets call that deletion starts with, so reaper.ts applies that rule there.
  */
 import {
+  TAG_FLEET,
   TAG_JOB,
   TAG_MARKED_IDLE_AT,
   TAG_OWNER_INSTANCE,
@@ -48,6 +49,8 @@ export interface FileSystemFacts {
   readonly runId?: string;
   /** The raw `mountfleet:marked-idle-at` tag, when present. */
   readonly markedIdleAt?: string;
+  /** The `mountfleet:fleet` tag (the listing keeps only this fleet's; the re-check compares it). */
+  readonly fleet?: string;
 }
 
 export type ConnectionEvidence =
@@ -300,6 +303,7 @@ function ownerGone(
 /** What the re-check before a deletion compares, with the name a report gives it. */
 const RECHECKED: ReadonlyArray<readonly [keyof FileSystemFacts, string]> = [
   ['lifeCycleState', 'lifecycle state'],
+  ['fleet', TAG_FLEET],
   ['ownerInstanceId', TAG_OWNER_INSTANCE],
   ['jobId', TAG_JOB],
   ['runId', TAG_RUN],

@@ -39,12 +39,16 @@ const INSTANCES_PER_PAGE = 1000;
  * Every file system tagged `mountfleet:fleet` = fleetId; others are dropped here and never looked at again.
  * Those the fleet did not make (core/efs/fleet-file-systems.ts foreignReason) are listed with the reason, to be reported and kept.
  */
-export async function listFleetFileSystems(efs: EFSClient, fleetId: string): Promise<FileSystemFacts[]> {
-  return (await listFleetFileSystemDescriptions(efs, fleetId)).map((fs) => factsOf(fs, fleetId));
+export async function listFleetFileSystems(
+  efs: EFSClient,
+  fleetId: string,
+  onPage?: () => void,
+): Promise<FileSystemFacts[]> {
+  return (await listFleetFileSystemDescriptions(efs, fleetId, onPage)).map((fs) => factsOf(fs, fleetId));
 }
 
 /** What the reaper's decisions read from one DescribeFileSystems entry. */
-function factsOf(fs: FileSystemDescription, fleetId: string): FileSystemFacts {
+export function factsOf(fs: FileSystemDescription, fleetId: string): FileSystemFacts {
   return {
     id: fs.FileSystemId!,
     arn: fs.FileSystemArn,
@@ -57,12 +61,14 @@ function factsOf(fs: FileSystemDescription, fleetId: string): FileSystemFacts {
     jobId: tagValue(fs, TAG_JOB),
     runId: tagValue(fs, TAG_RUN),
     markedIdleAt: tagValue(fs, TAG_MARKED_IDLE_AT),
+    fleet: tagValue(fs, TAG_FLEET),
   };
 }
 
 /**
- * The one file system as it is now (one DescribeFileSystems by id), or undefined when it is gone: the
- * re-check right before a deletion (reaper.ts).
+ * The one file system as it is now (one DescribeFileSystems by id), or undefined when it is gone: `scratch
+ * delete`'s last look (liveness.ts), and the reaper's re-check of a file system its batch's page did not show
+ * (recheck.ts).
  */
 export async function describeFacts(
   efs: EFSClient,

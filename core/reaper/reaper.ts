@@ -22,7 +22,6 @@ import {
 } from '../common';
 import { listMountTargets, teardownFileSystem } from '../efs';
 import {
-  changeSinceDecision,
   decide,
   isNeed,
   type ConnectionEvidence,
@@ -41,6 +40,7 @@ import {
   readConnections,
 } from './evidence';
 import { markIdle, unmarkIdle, type MarkResults } from './marks';
+import { judgeRecheck, recheckInBatches, type Work } from './recheck';
 import { emptyReport, type ReapReport } from './report';
 import { type ReaperSettings } from '../contract';
 
@@ -93,6 +93,37 @@ async function forEachBounded<T>(items: readonly T[], limit: number, work: (item
     while (next < items.length) await work(items[next++]);
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+/**
+ * Like forEachBounded, over items that come in batches: a worker that finds nothing left asks `nextBatch`
+ * (one call at a time; the others wait for it) and stops when it answers undefined. A batch is thus fetched
+ * only once the previous one has been handed out entirely.
+ */
+async function drainBounded<T>(
+  nextBatch: () => Promise<T[] | undefined>,
+  limit: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
+  const queue: T[] = [];
+  let fetching: Promise<void> | undefined;
+  let done = false;
+  const take = async (): Promise<T | undefined> => {
+    while (queue.length === 0 && !done) {
+      fetching ??= nextBatch()
+        .then((batch) => {
+          if (batch === undefined) done = true;
+          else queue.push(...batch);
+        })
+        .finally(() => (fetching = undefined));
+      await fetching;
+    }
+    return queue.shift();
+  };
+  const worker = async () => {
+    for (let item = await take(); item !== undefined; item = await take()) await work(item);
+  };
+  await Promise.all(Array.from({ length: limit }, worker));
 }
 
 /** Decides every file system, reading connections and owners in batches only where a decision needs them. */
@@ -149,11 +180,6 @@ async function decideAll(
   );
 }
 
-interface Work {
-  readonly fs: FileSystemFacts;
-  readonly decision: Decision;
-}
-
 type DeletionResult =
   | { readonly status: 'deleted' }
   /** Mount targets deleted, DeleteFileSystem refused while they finish deleting: retried by reap(). */
@@ -165,10 +191,8 @@ type DeletionResult =
 const MOUNT_TARGET_IN_USE_STATES = new Set(['creating', 'updating']);
 
 /**
- * Deletes one file system, having first read it again: anything that changed since the decision (owner,
- * job, run, teardown or idle tags, lifecycle state, ownership) cancels the deletion for this run — nothing
- * is deleted on evidence older than the one DescribeFileSystems right before the first irreversible call.
- * Then straight to DeleteFileSystem when it has no mount target, else the full teardown on the mount
+ * Deletes one file system its re-check (recheck.ts) found unchanged since the decision, as that re-check read
+ * it (`fs`): straight to DeleteFileSystem when it has no mount target, else the full teardown on the mount
  * targets described once here. FileSystemInUse on the direct delete means a mount target appeared since the
  * re-check: when "no mount target" was the decision's only evidence that contradicts it (someone is setting
  * the file system up), so it is kept; evidence that does not depend on mount targets (owner gone, lifecycle
@@ -177,20 +201,10 @@ const MOUNT_TARGET_IN_USE_STATES = new Set(['creating', 'updating']);
  */
 async function deleteFileSystem(
   efs: EFSClient,
-  fleetId: string,
-  decided: FileSystemFacts,
+  fs: FileSystemFacts,
   decision: Decision,
   clock: Clock,
 ): Promise<DeletionResult> {
-  const fs = await describeFacts(efs, decided.id, fleetId);
-  if (fs === undefined) return { status: 'deleted' };
-  const changed = changeSinceDecision(decided, fs, decision);
-  if (changed !== undefined) {
-    return {
-      status: 'contradicted',
-      reason: `re-checked before deleting: ${changed}; decided again next run`,
-    };
-  }
   if (fs.mountTargets === 0) {
     try {
       await efs.send(new DeleteFileSystemCommand({ FileSystemId: fs.id }));
@@ -273,12 +287,12 @@ export async function reap(
     timeLeft: () => (options.remainingTimeMs ? options.remainingTimeMs() - marginMs : Infinity),
     record: recorder(report, settings, options),
   };
-  const { fileSystems, decisions, now } = await decideFleet(run);
+  const { fileSystems, decisions, now, listingPages } = await decideFleet(run);
   report.scanned = fileSystems.length;
   const { deletions, marks, unmarks } = sortOut(run, fileSystems, decisions);
   await inBatches(run, marks, 'marked', (fs) => markIdle(clients.tagging, fs, new Date(now)));
   await inBatches(run, unmarks, 'unmarked', (fs) => unmarkIdle(clients.tagging, fs));
-  await deleteAll(run, deletions);
+  await deleteAll(run, deletions, listingPages);
   return report;
 }
 
@@ -307,7 +321,8 @@ function recorder(report: ReapReport, settings: ReaperSettings, options: ReapOpt
  */
 async function decideFleet(run: ReapRun) {
   const { clients, settings } = run;
-  let fileSystems = await listFleetFileSystems(clients.efs, settings.fleetId);
+  let listingPages = 0;
+  let fileSystems = await listFleetFileSystems(clients.efs, settings.fleetId, () => listingPages++);
   const event = run.options.goneInstance;
   if (event) fileSystems = fileSystems.filter((fs) => fs.ownerInstanceId === event.instanceId);
   let gone = event;
@@ -322,7 +337,7 @@ async function decideFleet(run: ReapRun) {
     goneInstance: gone,
   };
   const decisions = await decideAll(clients, settings, fileSystems, ctx, knownOwners);
-  return { fileSystems, decisions, now: ctx.now };
+  return { fileSystems, decisions, now: ctx.now, listingPages };
 }
 
 /**
@@ -371,26 +386,40 @@ async function inBatches(
 }
 
 /**
- * Deletion in two steps, so that no worker sits waiting: first each file system is re-checked, its mount
- * targets read and deleted and DeleteFileSystem tried once (bounded concurrency); then all those whose mount
- * targets are still deleting are retried together, one DeleteFileSystem each per round, with backoff, up to
- * the teardown bound. Waiting for each in turn would cap deletions at `concurrency` per mount-target deletion
- * time (tens of seconds in AWS), far below the rate EFS allows.
+ * Deletion in two steps, so that no worker sits waiting: first the deletions are re-checked in batches, one
+ * DescribeFileSystems page right before each batch's first irreversible call (recheck.ts says why that is as
+ * safe as a read per file system), and each unchanged one has its mount targets read and deleted and
+ * DeleteFileSystem tried once (bounded concurrency); then all those whose mount targets are still deleting are
+ * retried together, one DeleteFileSystem each per round, with backoff, up to the teardown bound. Waiting for
+ * each in turn would cap deletions at `concurrency` per mount-target deletion time (tens of seconds in AWS),
+ * far below the rate EFS allows.
  */
-async function deleteAll(run: ReapRun, deletions: readonly Work[]): Promise<void> {
+async function deleteAll(run: ReapRun, deletions: readonly Work[], listingPages: number): Promise<void> {
   const { clients, settings, options, clock, record, timeLeft } = run;
   const concurrency = options.concurrency ?? DEFAULT_REAP_CONCURRENCY;
   const maxWaitMs = options.teardownMaxWaitMs ?? 120_000;
   const waitUntil = clock.now() + Math.max(0, Math.min(maxWaitMs, timeLeft()));
   const waiting: Work[] = [];
-  await forEachBounded(deletions, concurrency, async (item) => {
+  const batches = recheckInBatches(clients.efs, settings.fleetId, deletions, {
+    listingPages,
+    stopped: () => timeLeft() <= 0,
+    onProgress: options.onProgress,
+  });
+  await drainBounded(batches.next, concurrency, async (item) => {
     const { fs, decision } = item;
     if (timeLeft() <= 0) {
       record(fs, decision, 'kept', 'deferred: the run is out of time, the next run continues');
       return;
     }
     try {
-      const result = await deleteFileSystem(clients.efs, settings.fleetId, fs, decision, clock);
+      const checked =
+        item.status === 'unread'
+          ? judgeRecheck(item, await describeFacts(clients.efs, fs.id, settings.fleetId))
+          : item;
+      if (checked.status === 'gone') return record(fs, decision, 'deleted');
+      if (checked.status === 'changed') return record(fs, decision, 'kept', checked.reason);
+      if (checked.status === 'unread') throw new Error(`internal: ${fs.id} was not re-checked`);
+      const result = await deleteFileSystem(clients.efs, checked.now, decision, clock);
       if (result.status === 'deleted') return record(fs, decision, 'deleted');
       if (result.status === 'contradicted') return record(fs, decision, 'kept', result.reason);
       waiting.push(item);

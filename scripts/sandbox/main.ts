@@ -66,7 +66,6 @@ type Job = JobRecord;
 function sandboxEnv(moto: MotoServer, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return {
     ...emulatorEnv(moto.endpoint),
-    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     ...extra,
   };
 }

@@ -8,8 +8,6 @@ process.env.AWS_SECRET_ACCESS_KEY = 'testing';
 process.env.AWS_SESSION_TOKEN = 'testing';
 process.env.AWS_EC2_METADATA_DISABLED = 'true';
 process.env.CDK_DISABLE_CLI_TELEMETRY = 'true';
-// Node 20 is this machine's; deployed code runs on Node 22 (Lambda NODEJS_22_X, agent install).
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 delete process.env.AWS_PROFILE;
 delete process.env.AWS_ENDPOINT_URL;
 // Agent state (scratch-run records, mount directories) goes to a per-worker directory, never to /run.

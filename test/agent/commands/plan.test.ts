@@ -87,6 +87,74 @@ describe('mountfleet plan', () => {
     expect(plan.input.gib).toBeCloseTo((100e6 * 600) / 8 / 1024 ** 3, 9);
   });
 
+  it('compares S3 Files in us-east-1: a row in the table, the run checked against its limits, and in --json', async () => {
+    const text = await mountfleet('plan', ...ENCODE_LADDER, '--region', 'us-east-1');
+    expect(text.code).toBe(0);
+    // 32.26 GiB written and exported ($0.06 + $0.03), 361.92 GiB read in 1 MiB reads (4 KiB metadata each),
+    // 27.0 GiB-h stored at $0.30 per 720 h.
+    expect(text.stdout).toMatch(
+      /^S3 Files\s+\$2\.96\s+yes\s+yes\s+storage \+ 32\.3 GiB written, exported; reads from the bucket$/m,
+    );
+    expect(text.stdout).toMatch(
+      /^S3 Files limits: busiest step writes 122 MiB\/s, within the 1 GiB\/s aggregate write/m,
+    );
+    expect(text.stdout).toMatch(/^use: EFS One Zone, bursting/m);
+
+    const r = await mountfleet(
+      'plan',
+      ...ENCODE_LADDER,
+      '--region',
+      'us-east-1',
+      '--read-size',
+      '64KiB',
+      '--json',
+    );
+    expect(r.code).toBe(0);
+    const plan = JSON.parse(r.stdout) as PlanResult;
+    const row = plan.costs.find((c) => c.option === 's3-files');
+    expect(row?.compared).toBe(true);
+    expect(plan.s3Files.readBytes).toBe(64 * 1024);
+    expect(plan.s3Files.meteredGib.dataRead).toBeCloseTo(plan.totals.readGib, 9);
+    expect(plan.s3Files.meteredGib.metadataRead).toBeCloseTo(plan.totals.readGib / 16, 9);
+    expect(row?.usd).toBeCloseTo(
+      (plan.storage.gibHours / 720) * 0.3 +
+        plan.totals.writeGib * (0.06 + 0.03) +
+        ((plan.totals.readGib * 17) / 16) * 0.03,
+      9,
+    );
+    expect(
+      plan.prices.sources.some((s) => s.startsWith('https://aws.amazon.com/s3/pricing/ (S3 Files')),
+    ).toBe(true);
+  });
+
+  it('leaves S3 Files out in Tokyo, whose prices are unknown, and says so; --price fills them in', async () => {
+    const r = await mountfleet('plan', ...ENCODE_LADDER, '--region', 'ap-northeast-1');
+    expect(r.stdout).not.toMatch(/^S3 Files\s+\$/m);
+    expect(r.stdout).toMatch(
+      /^S3 Files: left out of the comparison — unknown: S3 Files prices for ap-northeast-1 \(s3FilesStorageGbMonth, s3FilesReadPerGb, s3FilesWritePerGb\): give them with --price KEY=VALUE$/m,
+    );
+    const given = await mountfleet(
+      'plan',
+      ...ENCODE_LADDER,
+      '--region',
+      'ap-northeast-1',
+      '--price',
+      's3FilesStorageGbMonth=0.3',
+      '--price',
+      's3FilesReadPerGb=0.03',
+      '--price',
+      's3FilesWritePerGb=0.06',
+    );
+    expect(given.stdout).toMatch(/^S3 Files\s+\$2\.96\s+yes\s+yes\s/m);
+    expect(given.stdout).not.toMatch(/unknown:/);
+  });
+
+  it('refuses a --read-size that is not a positive size (exit 2)', async () => {
+    const r = await mountfleet('plan', ...ENCODE_LADDER, '--read-size', '0');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--read-size "0": must be more than 0/);
+  });
+
   it('exits 2 with a message naming what is missing', async () => {
     const noRun = await mountfleet('plan', '--preset', 'encode-ladder', '--input-size', '1GiB');
     expect(noRun.code).toBe(2);

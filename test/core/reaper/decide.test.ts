@@ -19,6 +19,7 @@ const facts = (ageMinutes: number, more: Partial<FileSystemFacts> = {}): FileSys
   ownerInstanceId: OWNER,
   jobId: 'J',
   runId: 'r20261126t115000-0123456789abcdef',
+  fleet: 'f1',
   ...more,
 });
 const unknownOwner = {
@@ -74,6 +75,7 @@ describe('the re-check before a deletion', () => {
       'mountfleet:owner-instance changed from i-0123456789abcdef0 to i-0fedcba9876543210',
     ],
     ['jobId', 'J2', 'mountfleet:job changed from J to J2'],
+    ['fleet', undefined, 'mountfleet:fleet changed from f1 to (none)'],
     [
       'runId',
       'r20261126t115900-fedcba9876543210',

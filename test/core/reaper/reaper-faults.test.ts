@@ -386,7 +386,7 @@ describe('reap under throttling and 5xx (emulator + fault proxy)', () => {
     expect(mountTargets.MountTargets).toHaveLength(1);
   });
 
-  it('re-reads each file system right before deleting it, and keeps any whose tags or state changed since the decision', async () => {
+  it('re-checks a batch with one page right before its first delete, and spares any whose tags or state changed since the decision', async () => {
     emu.proxy.clear();
     const setup = reaperClients();
     const net = await createNetwork(setup.ec2, 1);
@@ -395,42 +395,38 @@ describe('reap under throttling and 5xx (emulator + fault proxy)', () => {
     const clock = clockAt(60);
     const orphan = (mountTarget: boolean) =>
       createFileSystem(setup.efs, net, { fleet: 'f1', owner: terminated, mountTarget });
-    // Every one is decided "delete: owner terminated"; between that decision and the deletion, someone acts
-    // on all but the last (an old agent adopting it, a reaper marking it, a teardown starting).
+    // Every one is decided "delete: owner terminated"; between that decision and the batch's re-check, someone
+    // acts on four of them (an old agent adopting one, a reaper marking one, a teardown starting, a re-run).
     const changes: Record<string, Tag> = {
       [await orphan(true)]: { Key: TAG_OWNER_INSTANCE, Value: newOwner },
       [await orphan(true)]: { Key: TAG_MARKED_IDLE_AT, Value: new Date(clock.now()).toISOString() },
       [await orphan(false)]: { Key: TAG_TEARDOWN_STARTED_AT, Value: new Date(clock.now()).toISOString() },
       [await orphan(false)]: { Key: TAG_JOB, Value: 'a-re-run' },
     };
-    const untouched = await orphan(true);
+    const untouched = [await orphan(true), await orphan(false), await orphan(true)];
     const clients = reaperClients();
-    // The change lands just before the first call the reaper makes for that one file system after deciding
-    // (a re-check, a mount-target read or a delete, whichever the code makes first).
-    const changed = new Set<string>();
+    // The changes land just before the run's second DescribeFileSystems: its listing is one page (seven file
+    // systems), so that is the re-check of the one batch, made after every decision and before any delete.
+    let listings = 0;
     clients.efs.middlewareStack.add(
       (next, context) => async (args) => {
-        const { FileSystemId } = args.input as { FileSystemId?: string };
-        const perFileSystem = [
-          'DescribeFileSystemsCommand',
-          'DescribeMountTargetsCommand',
-          'DeleteFileSystemCommand',
-        ].includes(context.commandName ?? '');
-        if (perFileSystem && FileSystemId && changes[FileSystemId] && !changed.has(FileSystemId)) {
-          changed.add(FileSystemId);
-          await setup.efs.send(
-            new TagResourceCommand({ ResourceId: FileSystemId, Tags: [changes[FileSystemId]] }),
-          );
+        if (context.commandName === 'DescribeFileSystemsCommand' && ++listings === 2) {
+          for (const [id, tag] of Object.entries(changes)) {
+            await setup.efs.send(new TagResourceCommand({ ResourceId: id, Tags: [tag] }));
+          }
         }
         return next(args);
       },
       { step: 'initialize', name: 'someoneActsMeanwhile' },
     );
+    emu.proxy.resetStats();
 
     const report = await reap(clients, reaperSettingsFromFlags({ fleetId: 'f1' }), { clock });
 
-    expect(report).toMatchObject({ deleted: [untouched], failed: [] });
-    expect(changed.size).toBe(4);
+    expect(listings).toBe(2);
+    expect(emu.proxy.count('efs', 'DescribeFileSystems')).toBe(2);
+    expect(report.failed).toEqual([]);
+    expect([...report.deleted].sort()).toEqual([...untouched].sort());
     expect(report.kept).toHaveLength(4);
     for (const [id, tag] of Object.entries(changes)) {
       expect(report.kept).toContainEqual({
