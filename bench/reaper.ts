@@ -20,7 +20,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cloudWatchClient, ec2Client, efsClient, taggingClient } from '../core/aws/clients';
+import { batchClient, cloudWatchClient, ec2Client, efsClient, taggingClient } from '../core/aws/clients';
 import {
   connectionWindow,
   listFleetFileSystems,
@@ -67,6 +67,7 @@ const clients = (): ReaperClients => ({
   ec2: ec2Client(),
   cloudwatch: cloudWatchClient(),
   tagging: taggingClient(),
+  batch: batchClient(),
 });
 
 interface Group {

@@ -17,6 +17,7 @@ import { TagResourceCommand, type EFSClient } from '@aws-sdk/client-efs';
 import { abortAfter, errorText, EXIT_STATUS, MountfleetError, systemClock, type Clock } from '../common';
 import {
   BATCH_RUN_TAG_KEYS,
+  BATCH_SUBMIT_LIMIT_MINUTES,
   TAG_BATCH_ATTEMPT,
   TAG_BATCH_ATTEMPTS,
   TAG_BATCH_FIRST_JOB,
@@ -112,9 +113,19 @@ export async function submitScratchRun(
   const wait = { clock, signal: options.signal, onProgress: log, timeoutMs: options.waitTimeoutMs };
   const made: Made = { outcomeUnknown: false, registerSent: false };
   let step = 'create the file system';
+  const startedAt = clock.now();
   const next = (name: string) => {
     step = name;
     if (options.signal?.aborted) throw new StopAsked();
+  };
+  // The reaper takes a file system without a job tag once it is well past this limit: never submit after it.
+  const withinLimit = () => {
+    const minutes = (clock.now() - startedAt) / 60_000;
+    if (minutes > BATCH_SUBMIT_LIMIT_MINUTES) {
+      throw new Error(
+        `the submit has taken ${Math.floor(minutes)} min, past its limit of ${BATCH_SUBMIT_LIMIT_MINUTES} min (the reaper may take its file system)`,
+      );
+    }
   };
   try {
     next(step);
@@ -142,6 +153,7 @@ export async function submitScratchRun(
     next('wait for the mount target');
     await waitForMountTarget(clients.efs, mountTarget, wait);
     next('register the job definition');
+    withinLimit();
     const tags = runTags(spec);
     const revision = runRevision(spec.base, { ...spec, fileSystemId: made.fileSystemId, tags });
     // Not aborted, as the creates: a registration carried out after we stopped listening would be left behind.
@@ -149,6 +161,7 @@ export async function submitScratchRun(
     made.revisionArn = await registerRevision(clients.batch, revision);
     log(`registered ${made.revisionArn}`);
     next('submit the job');
+    withinLimit();
     // Not aborted once sent: a submit carried out after we stopped listening would run a job whose file system
     // the rollback deletes (it fails to mount and its own teardown cleans up), so let it answer.
     const submitted = await clients.batch.send(

@@ -98,3 +98,11 @@ export const BATCH_TEARDOWN_ENV = {
   /** The fleet's job-queue ARNs, comma-separated: events of any other queue are ignored. */
   queueArns: 'BATCH_QUEUE_ARNS',
 } as const;
+
+/**
+ * How long a Batch submit may take from its start to SubmitJob: it checks right before registering the run's
+ * revision and again right before submitting, and past this it rolls back instead. So a file system that still
+ * has no `mountfleet:batch-job` tag well after this (the reaper's bound adds a margin for clocks) belongs to a
+ * submit that will never submit a job on it.
+ */
+export const BATCH_SUBMIT_LIMIT_MINUTES = 25;

@@ -15,13 +15,22 @@
  *    grace period ago; an owner that has let go of its scratch (core/contract/owner-state.ts: gone or stopped).
  *    A failed lookup is never "gone". A warning (Spot notice) names an instance that still runs: it deletes
  *    only on all-zero datapoints, never on none;
- * 4. metric-only evidence (owner running, every datapoint zero) is two-phase: mark, then delete once the
+ * 4. a Batch run's file system (tag `mountfleet:batch-queue`: made by `mountfleet batch submit`, no owner
+ *    instance) is judged by its job instead of an owner: kept while Batch says the job is active (SUBMITTED …
+ *    RUNNING), whatever the metrics say; deleted once the job has ended (its teardown missed it), once Batch has
+ *    not known the job for BATCH_UNKNOWN_JOB_MINUTES, or once a submit that never tagged it is past its limit
+ *    with no job of its run in the queue. A failed look-up is never evidence;
+ * 5. metric-only evidence (owner running, every datapoint zero) is two-phase: mark, then delete once the
  *    mark has aged a full window and the file system is still idle. No datapoints is not zero.
  *
  * A mount target still being created or updated is evidence of use too; it is only visible to the
  * DescribeMountTargets call that deletion starts with, so reaper.ts applies that rule there.
  */
 import {
+  BATCH_ACTIVE_STATES,
+  BATCH_SUBMIT_LIMIT_MINUTES,
+  TAG_BATCH_JOB,
+  TAG_BATCH_QUEUE,
   TAG_FLEET,
   TAG_JOB,
   TAG_MARKED_IDLE_AT,
@@ -51,7 +60,20 @@ export interface FileSystemFacts {
   readonly markedIdleAt?: string;
   /** The `mountfleet:fleet` tag (the listing keeps only this fleet's; the re-check compares it). */
   readonly fleet?: string;
+  /** The `mountfleet:batch-queue` tag: a Batch run's file system, judged by its job (rule 4). */
+  readonly batchQueue?: string;
+  /** The `mountfleet:batch-job` tag: the Batch job using it, once its submit tagged it. */
+  readonly batchJobId?: string;
 }
+
+/**
+ * What Batch says of the job (or, for a file system its submit never tagged, of the jobs of its run in its queue).
+ * `unknown`: Batch returned no such job (forgotten long after it ended, or none was submitted).
+ */
+export type BatchJobEvidence =
+  | { readonly kind: 'known'; readonly jobId: string; readonly status: string }
+  | { readonly kind: 'unknown' }
+  | { readonly kind: 'lookup-failed'; readonly error: string };
 
 export type ConnectionEvidence =
   /** Sum of ClientConnections over the window is above zero. */
@@ -81,6 +103,7 @@ export type OwnerEvidence =
 interface Evidence {
   readonly connections?: ConnectionEvidence;
   readonly owner?: OwnerEvidence;
+  readonly batchJob?: BatchJobEvidence;
 }
 
 export interface GoneInstance {
@@ -121,7 +144,11 @@ export interface Decision {
   /** Kept because the fleet did not make it (reported apart from the other kept file systems). */
   readonly foreign?: boolean;
 }
-export type Need = { readonly need: 'connections' } | { readonly need: 'owner'; readonly instanceId: string };
+export type Need =
+  | { readonly need: 'connections' }
+  | { readonly need: 'owner'; readonly instanceId: string }
+  /** DescribeJobs of the tagged job (`jobId`), or, untagged, the jobs of the run in its queue. */
+  | { readonly need: 'batch-job'; readonly jobId?: string };
 
 export const INSTANCE_ID_PATTERN = /^i-[0-9a-f]{8,17}$/;
 
@@ -165,6 +192,7 @@ export function decide(fs: FileSystemFacts, evidence: Evidence, ctx: DecisionCon
   }
   const strong = strongEvidence(fs, ctx);
   if (strong) return strong;
+  if (fs.batchQueue !== undefined) return batchRun(fs, evidence.batchJob, ctx);
   const owner = ownerEvidence(fs, evidence, connections, ctx);
   if (typeof owner !== 'string') return owner;
   return metricOnly(fs, owner, connections, ctx);
@@ -246,7 +274,59 @@ function ownerEvidence(
     : `owner ${owner} lookup failed (${ownerEvidence.error})`;
 }
 
-/** Rule 4, metric-only evidence: two-phase (mark, then delete once the mark is a full window old). */
+/**
+ * Batch may no longer describe a job some time after it ended; a job id it does not return counts as ended only
+ * once the file system is this old (well past any delay between SubmitJob and DescribeJobs showing the job).
+ */
+export const BATCH_UNKNOWN_JOB_MINUTES = 60;
+/** A submit never submits past its limit (core/batch); this margin covers the clocks of submitter and EFS. */
+export const BATCH_UNTAGGED_MINUTES = BATCH_SUBMIT_LIMIT_MINUTES + 10;
+
+const ACTIVE_JOB_STATES: ReadonlySet<string> = new Set(BATCH_ACTIVE_STATES);
+
+/** Rule 4: a Batch run's file system, by what Batch says of its job. */
+function batchRun(
+  fs: FileSystemFacts,
+  evidence: BatchJobEvidence | undefined,
+  ctx: DecisionContext,
+): Decision | Need {
+  const ageMinutes = minutesBetween(fs.createdAt, ctx.now);
+  const job = fs.batchJobId;
+  if (job === undefined && ageMinutes < BATCH_UNTAGGED_MINUTES) {
+    return keep(
+      `Batch run without ${TAG_BATCH_JOB} yet, ${ageMinutes} min old: its submit may still be running (limit ${BATCH_SUBMIT_LIMIT_MINUTES} min)`,
+    );
+  }
+  if (evidence === undefined) return { need: 'batch-job', jobId: job };
+  const subject =
+    job === undefined ? `no ${TAG_BATCH_JOB} tag ${ageMinutes} min after creation;` : `Batch job ${job}`;
+  switch (evidence.kind) {
+    case 'lookup-failed':
+      return keep(`${subject} look-up failed (${evidence.error}): a running job cannot be ruled out`);
+    case 'known':
+      if (ACTIVE_JOB_STATES.has(evidence.status)) {
+        const why = `${subject} ${job === undefined ? `job ${evidence.jobId} of its run is` : 'is'} ${evidence.status}`;
+        return fs.markedIdleAt !== undefined ? { action: 'unmark', reason: why } : keep(why);
+      }
+      return del(
+        `${subject} ${job === undefined ? `job ${evidence.jobId} of its run ` : ''}ended ${evidence.status} and its teardown did not delete the file system`,
+      );
+    case 'unknown':
+      if (job === undefined) {
+        return del(
+          `${subject} no job of its run in queue ${fs.batchQueue}: its submit ended without submitting`,
+        );
+      }
+      if (ageMinutes < BATCH_UNKNOWN_JOB_MINUTES) {
+        return keep(
+          `${subject} is not known to Batch yet; counts as ended only after ${BATCH_UNKNOWN_JOB_MINUTES} min`,
+        );
+      }
+      return del(`${subject} is unknown to Batch (ended long ago) ${ageMinutes} min after creation`);
+  }
+}
+
+/** Rule 5, metric-only evidence: two-phase (mark, then delete once the mark is a full window old). */
 function metricOnly(
   fs: FileSystemFacts,
   ownerNote: string,
@@ -304,6 +384,8 @@ function ownerGone(
 const RECHECKED: ReadonlyArray<readonly [keyof FileSystemFacts, string]> = [
   ['lifeCycleState', 'lifecycle state'],
   ['fleet', TAG_FLEET],
+  ['batchQueue', TAG_BATCH_QUEUE],
+  ['batchJobId', TAG_BATCH_JOB],
   ['ownerInstanceId', TAG_OWNER_INSTANCE],
   ['jobId', TAG_JOB],
   ['runId', TAG_RUN],

@@ -7,6 +7,7 @@
  * change at all; a failure on one file system is recorded in the report and never fails the run; the run
  * stops starting new work when its time is nearly up, and leaves the rest (reported as kept) to the next.
  */
+import type { BatchClient } from '@aws-sdk/client-batch';
 import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import { DeleteFileSystemCommand, type EFSClient } from '@aws-sdk/client-efs';
@@ -24,6 +25,7 @@ import { listMountTargets, teardownFileSystem } from '../efs';
 import {
   decide,
   isNeed,
+  type BatchJobEvidence,
   type ConnectionEvidence,
   type Decision,
   type DecisionContext,
@@ -36,7 +38,9 @@ import {
   connectionWindow,
   describeFacts,
   listFleetFileSystems,
+  lookupBatchJobs,
   lookupOwners,
+  lookupRunJobs,
   readConnections,
 } from './evidence';
 import { markIdle, unmarkIdle, type MarkResults } from './marks';
@@ -46,6 +50,8 @@ import { type ReaperSettings } from '../contract';
 
 export interface ReaperClients {
   readonly efs: EFSClient;
+  /** Only for the fleet's Batch runs (DescribeJobs, 100 jobs a call). */
+  readonly batch: BatchClient;
   readonly ec2: EC2Client;
   readonly cloudwatch: CloudWatchClient;
   /** Idle marks, 20 file systems a call. */
@@ -136,6 +142,7 @@ async function decideAll(
 ): Promise<Map<string, Decision>> {
   const connections = new Map<string, ConnectionEvidence>();
   const owners = new Map<string, OwnerEvidence>(knownOwners);
+  const batchJobs = new Map<string, BatchJobEvidence>();
   const round = () =>
     new Map<string, Decision | Need>(
       fileSystems.map((fs) => [
@@ -145,6 +152,7 @@ async function decideAll(
           {
             connections: connections.get(fs.id),
             owner: fs.ownerInstanceId === undefined ? undefined : owners.get(fs.ownerInstanceId),
+            batchJob: batchJobs.get(fs.batchJobId ?? fs.id),
           },
           ctx,
         ),
@@ -169,6 +177,22 @@ async function decideAll(
   if (wantOwners.length > 0) {
     for (const [id, evidence] of await lookupOwners(clients.ec2, settings.fleetId, wantOwners)) {
       owners.set(id, evidence);
+    }
+    results = round();
+  }
+  const wantJobs = [...results].flatMap(([id, r]) =>
+    isNeed(r) && r.need === 'batch-job' ? [{ id, r }] : [],
+  );
+  if (wantJobs.length > 0) {
+    const tagged = wantJobs.flatMap(({ r }) => (r.need === 'batch-job' && r.jobId ? [r.jobId] : []));
+    if (tagged.length > 0) {
+      for (const [id, evidence] of await lookupBatchJobs(clients.batch, tagged)) batchJobs.set(id, evidence);
+    }
+    // A run its submit never tagged is rare (a submit that died): its jobs are listed alone, keyed by file system.
+    for (const { id, r } of wantJobs) {
+      if (r.need !== 'batch-job' || r.jobId !== undefined) continue;
+      const fs = fileSystems.find((f) => f.id === id)!;
+      batchJobs.set(id, await lookupRunJobs(clients.batch, settings.fleetId, fs));
     }
     results = round();
   }

@@ -607,7 +607,29 @@ export function operationOf(
     return EFS_ROUTES.find(([m, re]) => m === method && re.test(url.pathname))?.[2] ?? 'Unknown';
   }
   if (service === 's3') return s3OperationOf(method, url, headers);
+  if (service === 'batch') return batchOperationOf(method, url.pathname);
   return url.searchParams.get('Action') ?? 'Unknown';
+}
+
+/** Batch REST-JSON: `POST /v1/<operation in lower case>` (tags: `/v1/tags/<arn>`). */
+const BATCH_OPERATIONS = [
+  'CancelJob',
+  'DescribeJobDefinitions',
+  'DescribeJobQueues',
+  'DescribeJobs',
+  'DeregisterJobDefinition',
+  'ListJobs',
+  'RegisterJobDefinition',
+  'SubmitJob',
+  'TerminateJob',
+];
+
+function batchOperationOf(method: string, pathname: string): string {
+  if (pathname.startsWith('/v1/tags/')) {
+    return { GET: 'ListTagsForResource', POST: 'TagResource', DELETE: 'UntagResource' }[method] ?? 'Unknown';
+  }
+  const name = /^\/v1\/([a-z]+)$/.exec(pathname)?.[1];
+  return BATCH_OPERATIONS.find((op) => op.toLowerCase() === name) ?? 'Unknown';
 }
 
 /** S3 REST-XML, path-style addressing (the SDK uses it whenever an endpoint override is set). */

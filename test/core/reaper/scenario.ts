@@ -11,7 +11,13 @@ import {
   type EC2Client,
 } from '@aws-sdk/client-ec2';
 import { DescribeFileSystemsCommand, type EFSClient, type FileSystemDescription } from '@aws-sdk/client-efs';
-import { cloudWatchClient, ec2Client, efsClient, taggingClient } from '../../../core/aws/clients';
+import {
+  batchClient,
+  cloudWatchClient,
+  ec2Client,
+  efsClient,
+  taggingClient,
+} from '../../../core/aws/clients';
 import type { Clock } from '../../../core/common/clock';
 import type { ReaperClients } from '../../../core/reaper/reaper';
 import { creationToken } from '../../../core/contract/creation-token';
@@ -48,7 +54,13 @@ export function useReaperEmulator(
 
 /** Fresh reaper clients, as a new Lambda container has (adaptive retry state included). */
 export function reaperClients(): ReaperClients {
-  return { efs: efsClient(), ec2: ec2Client(), cloudwatch: cloudWatchClient(), tagging: taggingClient() };
+  return {
+    efs: efsClient(),
+    ec2: ec2Client(),
+    cloudwatch: cloudWatchClient(),
+    tagging: taggingClient(),
+    batch: batchClient(),
+  };
 }
 
 /**
