@@ -12,6 +12,10 @@
  * The command must not start with a NAME=VALUE word (`env` would take it for a variable).
  * Its mounts are made once, at start, in its own namespace: as on ECS, a mount made on the host later is not
  * seen inside. Stopping it kills the namespace (its PID 1 and every process in it) like a lost instance.
+ * Standard input: a Batch container's is empty (end of file at once; `closeInput()` gives that). Until then it is
+ * a pipe the sandbox holds open and never writes to, so a job that reads it blocks until its instance goes
+ * away: how the sandbox keeps a job running until it takes the instance from under it, whatever the machine's
+ * speed (no sleep to outlast).
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -46,6 +50,8 @@ export interface RunningContainer {
   output(): string;
   /** Kills everything in the container at once (the instance went away). */
   kill(): void;
+  /** Ends the container's standard input (a read of it then sees end of file, as in a Batch container). */
+  closeInput(): void;
 }
 
 /** The shell run as the container's PID 1 (before the exec): builds the root, then chroots into it. */
@@ -123,13 +129,14 @@ export function startContainer(spec: ContainerSpec): RunningContainer {
         MF_EFS_HELPER: MOUNT_HELPER_STANDIN,
         MOUNTFLEET_STANDIN_MOUNT_LOG: join(spec.dir, 'efs-mounts.jsonl'),
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe'],
     },
   );
   let output = '';
   const add = (d: Buffer) => (output = (output + d.toString()).slice(-8000));
   child.stdout.on('data', add);
   child.stderr.on('data', add);
+  child.stdin.on('error', () => undefined); // the container may be gone before its input is closed
   const exited = new Promise<number | null>((resolve) =>
     child.once('exit', (code, signal) => resolve(signal ? null : code)),
   );
@@ -139,5 +146,6 @@ export function startContainer(spec: ContainerSpec): RunningContainer {
     kill: () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     },
+    closeInput: () => child.stdin.end(),
   };
 }

@@ -193,6 +193,8 @@ export async function runAttempt(
     return;
   }
   stage.scheduler.running(record.jobId);
+  // A job played to its own end gets an empty standard input, as in Batch; one to be interrupted keeps it open.
+  if (!interrupt) container.closeInput();
   const ending = interrupt
     ? await interrupt(container)
     : await container.exited.then((code): JobEnding => ({ exitCode: code ?? 137 }));

@@ -25,9 +25,13 @@ const OK_SCRIPT = [
   'cmp /scratch/data.bin /scratch/copy.bin',
   'df -h /scratch | tail -1',
 ].join('; ');
-/** The reclaimed job: says how full its scratch was at start (a retry gets a new, empty one), then works. */
+/**
+ * The reclaimed job: says how full its scratch was at start (a retry gets a new, empty one), then works until
+ * its standard input ends: the first attempt's never does (the container stand-in holds it open), so it runs
+ * until its instance is taken away; the retry's is empty, as in any Batch container, so it finishes.
+ */
 const RECLAIM_SCRIPT =
-  'echo "started, scratch has $(ls -A /scratch | wc -l) entries"; touch /scratch/partial; sleep 3; echo finished';
+  'echo "started, scratch has $(ls -A /scratch | wc -l) entries"; touch /scratch/partial; cat > /dev/null; echo finished';
 
 const attempt = (n: number, jobId: string): BatchAttemptRecord => ({ attempt: n, jobId, states: [] });
 

@@ -11,9 +11,12 @@
  *    goes dark in turn (mounts.ts); scratch jobs: one that writes and reads, one killed mid-run, one that
  *    receives a Spot interruption notice, one still running;
  * 4. runs the deployed reaper's handler code against the emulator (emulated Lambda cannot run it);
- * 5. collects the metrics through a CloudWatch agent stand-in (metrics.ts);
- * 6. prints a report (report.ts; `--json` for machines);
- * 7. destroys the stack and stops everything it started, also on Ctrl-C.
+ * 5. the Batch section (batch-section.ts): a second stack of the same app with `fleet.scheduler: "batch"`, four
+ *    jobs submitted with `mountfleet batch submit --scratch`, each ending's "Job State Change" delivered to the
+ *    deployed teardown, and what is left counted from the emulator;
+ * 6. collects the metrics through a CloudWatch agent stand-in (metrics.ts);
+ * 7. prints a report (report.ts; `--json` for machines);
+ * 8. destroys the stacks and stops everything it started, also on Ctrl-C.
  */
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -30,6 +33,7 @@ import { FaultProxy } from '../../test/support/fault-proxy';
 import { ImdsStandIn } from '../../test/support/imds';
 import { MotoServer, REPO_ROOT } from '../../test/support/moto';
 import { MOUNT_HELPER_STANDIN, mountsUnder } from '../../test/support/standins';
+import { batchSectionOk, playBatchSection } from './batch-section';
 import { Cleanups } from './cleanup';
 import { seedDataset } from './dataset';
 import { agentConfigFromUserData, fleetInstances, stackOutputs, waitFor } from './fleet';
@@ -41,8 +45,11 @@ import { renderReport, type JobRecord, type SandboxReport } from './report';
 import { fleetScratch, guardLineOf, scratchIdOf, startJob, WRITE_READ_SCRIPT } from './scratch-jobs';
 
 const json = process.argv.includes('--json');
-const STACK = 'Mountfleet';
+/** The app's two stacks (environments `main` and `batch` of one config, deployed together). */
+const STACK = 'Mountfleet-main';
+const BATCH_STACK = 'Mountfleet-batch';
 const FLEET_ID = 'sandbox';
+const BATCH_FLEET_ID = 'sandbox-batch';
 /** The zones the fleet spans (AZ IDs, as on AWS), each with its own Express cache bucket. */
 const ZONE_IDS = ['use1-az4', 'use1-az6'];
 /** The bucket the demo seeds and the fleet mounts through Mountpoint. */
@@ -54,6 +61,8 @@ const DATASET_BYTES = 4 * 1048576;
  * the last run's is kept here for reading after the report (one file, replaced whole by each run).
  */
 const REAPER_LOG_KEPT = join(tmpdir(), 'mountfleet-sandbox-reaper.jsonl');
+/** The Batch teardown handler's log lines, kept the same way. */
+const BATCH_TEARDOWN_LOG_KEPT = join(tmpdir(), 'mountfleet-sandbox-batch-teardown.jsonl');
 const ACCOUNT = EMULATOR_ACCOUNT;
 const REGION = EMULATOR_REGION;
 
@@ -80,12 +89,12 @@ async function cdk(args: string[], env: NodeJS.ProcessEnv, cwd = REPO_ROOT): Pro
 const report: SandboxReport = {};
 let reaperLog = '';
 
-/** Copies this run's reaper log to REAPER_LOG_KEPT through a rename, so a run beside it never sees half a file. */
-function keepReaperLog(log: string, work: string): void {
+/** Copies this run's log to `kept` through a rename, so a run beside it never sees half a file. */
+function keepLog(log: string, kept: string, work: string): void {
   if (!existsSync(log)) return;
-  const partial = join(work, 'reaper-kept.partial');
+  const partial = join(work, 'kept.partial');
   copyFileSync(log, partial);
-  renameSync(partial, REAPER_LOG_KEPT); // the work directory is in the same temp directory: one file system
+  renameSync(partial, kept); // the work directory is in the same temp directory: one file system
 }
 
 /** Detaches every mount below `dir` (deepest first), so the directory can be removed. */
@@ -113,7 +122,9 @@ async function main(): Promise<number> {
   mkdirSync(tmp);
   process.env.TMPDIR = tmp;
   reaperLog = join(work, 'reaper.jsonl');
-  cleanups.add('keep the reaper log', () => keepReaperLog(reaperLog, work));
+  cleanups.add('keep the reaper log', () => keepLog(reaperLog, REAPER_LOG_KEPT, work));
+  const batchTeardownLog = join(work, 'batch-teardown.jsonl');
+  cleanups.add('keep the Batch teardown log', () => keepLog(batchTeardownLog, BATCH_TEARDOWN_LOG_KEPT, work));
 
   const moto = await progress.step(
     'Start the AWS emulator (moto) on loopback',
@@ -137,23 +148,46 @@ async function main(): Promise<number> {
       account: ACCOUNT,
       region: REGION,
       network: { azIds: ZONE_IDS },
-      fleet: {
-        desiredCapacity: 4,
-        minCapacity: 0,
-        maxCapacity: 4,
-        mounts: [{ bucket: DATASET_BUCKET, prefix: 'train/', path: '/mnt/datasets', dataset: 'immutable' }],
+      environments: {
+        main: {
+          fleet: {
+            desiredCapacity: 4,
+            minCapacity: 0,
+            maxCapacity: 4,
+            mounts: [
+              { bucket: DATASET_BUCKET, prefix: 'train/', path: '/mnt/datasets', dataset: 'immutable' },
+            ],
+          },
+        },
+        // The Batch variant: its own fleet id (its scratch and revisions are its own), no Express cache,
+        // alarms or dashboard (the main stack shows those).
+        batch: {
+          fleetId: BATCH_FLEET_ID,
+          expressCache: { enabled: false },
+          monitoring: { alarms: false, dashboard: false },
+          fleet: {
+            scheduler: 'batch',
+            spotMaxvCpus: 16,
+            mounts: [
+              { bucket: DATASET_BUCKET, prefix: 'train/', path: '/mnt/datasets', dataset: 'immutable' },
+            ],
+          },
+        },
       },
     }),
   );
   const cdkOut = join(work, 'cdk.out');
   const outputsFile = join(work, 'outputs.json');
   await progress.step(
-    'cdk deploy of the bundled app (Express cache per zone, scratch, reaper, alarms, dashboard)',
+    `cdk deploy of the bundled app: ${STACK} (Express cache per zone, scratch, reaper, alarms, dashboard) and ${BATCH_STACK} (Batch queues, teardown)`,
     () =>
       cdk(
         [
           'deploy',
           STACK,
+          BATCH_STACK,
+          '--concurrency',
+          '2',
           '--require-approval',
           'never',
           '--method=direct',
@@ -169,7 +203,10 @@ async function main(): Promise<number> {
       ),
   );
   const destroy = () =>
-    cdk(['destroy', STACK, '--force', '-o', cdkOut, '-c', `mountfleetConfig=${configFile}`], env);
+    cdk(
+      ['destroy', STACK, BATCH_STACK, '--force', '-o', cdkOut, '-c', `mountfleetConfig=${configFile}`],
+      env,
+    );
   let destroyed = false;
   cleanups.add('cdk destroy', async () => {
     if (!destroyed) await destroy();
@@ -378,6 +415,22 @@ async function main(): Promise<number> {
     busy.outcome += `; ended with SIGTERM (exit ${busy.exitCode}), torn down`;
   });
 
+  // 5. The Batch section: the second stack's queues, four jobs through the real CLI, the deployed teardown.
+  const batch = await playBatchSection({
+    stack: BATCH_STACK,
+    fleetId: BATCH_FLEET_ID,
+    templateFile: join(cdkOut, `${BATCH_STACK}.template.json`),
+    outputs: stackOutputs(outputsFile, BATCH_STACK),
+    motoEndpoint: moto.endpoint,
+    workDir: work,
+    teardownLog: batchTeardownLog,
+    teardownLogKept: BATCH_TEARDOWN_LOG_KEPT,
+    env,
+    progress,
+    onCleanup: (what, run) => cleanups.add(what, run),
+    report,
+  });
+
   shipEmfFiles(cloudWatchAgent, [reaperLog]);
   const metrics = await progress.step(
     "Metrics in the emulator's CloudWatch (through the CloudWatch agent stand-in)",
@@ -414,6 +467,7 @@ async function main(): Promise<number> {
     busyUntouched &&
     failed === 0 &&
     mountsOk &&
+    batchSectionOk(batch) &&
     metrics.errors.length === 0
     ? 0
     : 1;

@@ -40,11 +40,26 @@ export function invokeReaper(
   return invokeDeployedHandler<ReapReport>(functionName, 'reaper', event, logFile);
 }
 
+/** The invocation running now: they take turns (each sets process.env and takes process.stdout while it runs). */
+let turn: Promise<unknown> = Promise.resolve();
+
 /**
  * Loads a deployed function's bundle (dist/lambda/<bundle>, the code the deploy uploaded) and calls its handler
- * with the function's settings, as Lambda would; its stdout (JSON log lines) goes to `logFile`.
+ * with the function's settings, as Lambda would; its stdout (JSON log lines) goes to `logFile`. Invocations
+ * made at once run one after the other (one process stands in for every Lambda environment).
  */
-export async function invokeDeployedHandler<T>(
+export function invokeDeployedHandler<T>(
+  functionName: string,
+  bundle: string,
+  event: Record<string, unknown>,
+  logFile: string,
+): Promise<T> {
+  const mine = turn.then(() => invokeNow<T>(functionName, bundle, event, logFile));
+  turn = mine.catch(() => undefined);
+  return mine;
+}
+
+async function invokeNow<T>(
   functionName: string,
   bundle: string,
   event: Record<string, unknown>,

@@ -2,6 +2,7 @@
 import { MOUNTPOINT_METRICS_NAMESPACE } from '../../core/contract/metric-names';
 import type { ReapReport } from '../../core/reaper/report';
 import type { StoodIn } from '../../test/support/cloudformation-gaps-standin';
+import type { BatchSectionReport } from './batch-section';
 import type { MetricsReport } from './metrics';
 import type { MountS3Choice, ZoneResult } from './mounts';
 import type { StepRecord } from './progress';
@@ -27,6 +28,8 @@ export interface SandboxReport {
   jobs?: JobRecord[];
   reaper?: Record<string, ReapReport>;
   leakedFileSystems?: string[];
+  /** The Batch section (the second stack). */
+  batch?: BatchSectionReport;
 }
 
 const s1 = (seconds: number) => `${seconds.toFixed(1)} s`;
@@ -87,6 +90,52 @@ function metricLines(r: SandboxReport): string[] {
   ];
 }
 
+/** The teardown handler's answer, in a few words: what became of the file system, the revision, a retry. */
+function teardownPhrase(t: unknown): string {
+  const one = (x: unknown): string => {
+    if (typeof x === 'string') return x;
+    const o = (x ?? {}) as {
+      status?: string;
+      reason?: string;
+      fileSystem?: string;
+      revision?: string;
+      retry?: { status?: string; reason?: string; run?: { jobId?: string }; runId?: string };
+    };
+    if (o.status !== 'torn-down') return `${o.status ?? '?'}${o.reason ? ` (${o.reason})` : ''}`;
+    const r = o.retry;
+    const retry = !r
+      ? ''
+      : r.status === 'submitted'
+        ? `, retry submitted as job ${r.run?.jobId ?? '?'}`
+        : `, retry ${r.status ?? '?'}${r.reason ? ` (${r.reason})` : ''}`;
+    return `file system ${o.fileSystem ?? '?'}, revision ${o.revision ?? '?'}${retry}`;
+  };
+  return Array.isArray(t) ? t.map(one).join(' | ') : one(t);
+}
+
+function batchLines(b: SandboxReport['batch']): string[] {
+  if (!b) return ['  - (not reached)'];
+  return [
+    `  ${b.stack}: fleet ${b.fleetId}, queue ${b.queue ?? '-'} → ${b.computeEnvironment ?? '-'}, played instances ` +
+      `${b.instances?.join(', ') ?? '-'}`,
+    `  submitted with: mountfleet batch submit --queue ${b.queue ?? '-'} --job-definition ${b.jobDefinition?.split('/').pop() ?? '-'} --scratch [--attempts 2] --json -- CMD`,
+    ...(b.jobs ?? []).flatMap((j) => [
+      `  ${j.ok ? '✓' : '✗'} ${j.scenario}: ${j.outcome}`,
+      ...j.attempts.map(
+        (a) =>
+          `      attempt ${a.attempt}  job ${a.jobId}  ${a.states.join(' → ')}` +
+          (a.exitCode === undefined ? '' : `  exit ${a.exitCode}`) +
+          (a.statusReason ? `  "${a.statusReason}"` : '') +
+          `\n        scratch ${a.fileSystemId ?? '-'} ${a.fileSystemDeleted ? 'deleted' : 'NOT deleted'}, revision ` +
+          `${a.revisionDeregistered ? 'deregistered' : 'NOT deregistered'}; teardown: ${teardownPhrase(a.teardown)}`,
+      ),
+    ]),
+    `  Left in the emulator at the end: ${b.leakedFileSystems?.length ?? '?'} scratch file systems, ` +
+      `${b.activeRunRevisions?.length ?? '?'} ACTIVE mf-${b.fleetId}-* job-definition revisions`,
+    `  The teardown handler's log lines (its log group on AWS): ${b.teardownLog ?? '-'}`,
+  ];
+}
+
 export function renderReport(r: SandboxReport, steps: readonly StepRecord[]): string {
   return [
     '',
@@ -111,6 +160,9 @@ export function renderReport(r: SandboxReport, steps: readonly StepRecord[]): st
     'Reaper decisions:',
     ...reaperLines(r.reaper),
     '',
+    'Batch (a second stack, fleet.scheduler "batch"; jobs through the stand-ins for Batch\'s scheduler, container and events):',
+    ...batchLines(r.batch),
+    '',
     'Metrics:',
     ...metricLines(r),
     '',
@@ -128,6 +180,9 @@ export function renderReport(r: SandboxReport, steps: readonly StepRecord[]): st
     "    CreateSession; an outage is a black hole in front of one zone's bucket;",
     "  - the CloudWatch agent receives Mountpoint's metrics and ships the log files (CloudWatch Logs extracts",
     '    the embedded metrics); here a stand-in writes both straight to CloudWatch;',
+    '  - Batch runs jobs in containers on the instances it launches and sends Job State Change events to EventBridge;',
+    "    here moto's Docker-less Batch keeps the records, and stand-ins keep the job states, run each command in a",
+    '    namespace of its own, and deliver the events to the deployed teardown bundle;',
     '  - it costs money: see "Deploying to AWS" in the README.',
     '',
   ].join('\n');

@@ -194,6 +194,35 @@ describe('container stand-in', () => {
     c.kill();
     expect(await c.exited).toBeNull();
   });
+
+  it('holds standard input open until closeInput(): a job reading it runs until killed, or ends at end of file', async () => {
+    const spec = (jobId: string) => ({
+      jobId,
+      attempt: 1,
+      queueName: 'q',
+      computeEnvironmentName: 'sandbox-ce',
+      command: ['sh', '-c', 'echo started; cat > /dev/null; echo finished'],
+      environment: {},
+      binds: [],
+      efs: [],
+      dir: join(dir, jobId),
+    });
+    const started = (c: { output(): string }) =>
+      new Promise<void>((resolve) => {
+        const t = setInterval(() => c.output().includes('started') && (clearInterval(t), resolve()), 20);
+      });
+    const held = startContainer(spec('held'));
+    const closed = startContainer(spec('closed'));
+    await Promise.all([started(held), started(closed)]);
+    closed.closeInput();
+    expect(await closed.exited).toBe(0);
+    expect(closed.output()).toContain('finished');
+    // The held one is still reading (it would have ended with the other had its input closed too).
+    expect(held.output()).not.toContain('finished');
+    held.kill();
+    expect(await held.exited).toBeNull();
+    expect(held.output()).not.toContain('finished');
+  });
 });
 
 describe("event routing: EventBridge's matching of the teardown rule's pattern", () => {
