@@ -23,7 +23,7 @@ export function grantReaping(role: iam.Role, fleetId: string, network: IFleetNet
   acknowledgeWildcardResource(
     role,
     '*',
-    'Calls without resource-level permissions: the read-only evidence (elasticfilesystem:DescribeFileSystems/DescribeMountTargets, a paginated scan of the Region; cloudwatch:GetMetricData; ec2:DescribeInstances) and tag:TagResources/UntagResources, which only pass the tag-conditioned elasticfilesystem:TagResource/UntagResource through.',
+    'Calls without resource-level permissions: the read-only evidence (elasticfilesystem:DescribeFileSystems/DescribeMountTargets, a paginated scan of the Region; cloudwatch:GetMetricData; ec2:DescribeInstances; batch:DescribeJobs/ListJobs for Batch runs) and tag:TagResources/UntagResources, which only pass the tag-conditioned elasticfilesystem:TagResource/UntagResource through.',
   );
   acknowledgeWildcardResource(
     role,
@@ -70,6 +70,10 @@ function grantEvidenceDeletesAndMarks(role: iam.Role, fleetId: string, fileSyste
         'elasticfilesystem:DescribeMountTargets',
         'cloudwatch:GetMetricData',
         'ec2:DescribeInstances',
+        // A Batch run's file system is judged by its job (core/reaper/decide.ts rule 4). Neither action has a
+        // resource type in the Service Authorization Reference (list_awsbatch.html): Resource must be "*".
+        'batch:DescribeJobs',
+        'batch:ListJobs',
       ],
       resources: ['*'],
     }),

@@ -112,6 +112,8 @@ describe('OrphanReaper', () => {
           'elasticfilesystem:DescribeMountTargets',
           'cloudwatch:GetMetricData',
           'ec2:DescribeInstances',
+          'batch:DescribeJobs',
+          'batch:ListJobs',
         ],
         Resource: '*',
       }),
