@@ -2,7 +2,7 @@
  * Reaper benchmark: `npx tsx bench/reaper.ts`. Starts its own moto and fault proxy and prints:
  *
  * 1. read-path API calls by operation, and wall time, of a dry-run scan of 1,000 tagged file systems in
- *    mixed states (targets: <= 13 read calls, <= 10 s);
+ *    mixed states, 100 of them Batch runs (targets: <= 15 read calls: 10 pages, 2 GetMetricData, 2 DescribeInstances — the fleet query and the unknown owner by id —, 1 DescribeJobs; <= 10 s);
  * 2. the deletion rate of 200 orphans that each have a mount target, then of 200 of which half have one,
  *    behind a 10 requests/s token bucket on EFS: EFS calls per deleted file system, and the time against the
  *    floor that limit sets at 3 calls per deletion with a mount target, 1 without (target: the 200 with a
@@ -11,11 +11,12 @@
  *    re-checks nothing) deleting the same 200 behind the same bucket. It is installed on first use into
  *    ~/.cache/mountfleet/c7n-<version> (MOUNTFLEET_CUSTODIAN names another `custodian`); where it cannot be
  *    installed the bench says why and goes on without it;
- * `--deletion-only` runs part 2 alone.
+ * `--deletion-only` runs part 2 alone, `--read-path-only` part 1 alone.
  *
  * 3. the Lambda bundle's size (target <= 100 KB, SDK external) and its cold initialisation in a fresh
  *    process: loading the bundle and constructing its clients (target <= 150 ms).
  */
+import { randomUUID } from 'node:crypto';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir, loadavg, tmpdir } from 'node:os';
@@ -86,7 +87,7 @@ interface Owners {
 const MIX: Group[] = [
   {
     label: 'in use',
-    count: 300,
+    count: 200,
     connections: 1,
     spec: (o) => ({ owner: o.next('running'), mountTarget: true }),
   },
@@ -106,6 +107,13 @@ const MIX: Group[] = [
     count: 150,
     connections: 0,
     spec: (o) => ({ owner: o.next('terminated'), mountTarget: true }),
+  },
+  {
+    // Judged by their jobs: one DescribeJobs per 100 (job ids the emulator does not know: kept, under an hour old).
+    label: 'Batch runs',
+    count: 100,
+    connections: 0,
+    spec: () => ({ mountTarget: true, batchQueue: 'bench-az0', batchJob: randomUUID() }),
   },
   { label: 'owner unknown', count: 50, spec: () => ({ owner: UNKNOWN_INSTANCE, mountTarget: true }) },
   { label: 'no mount target', count: 150, spec: (o) => ({ owner: o.next('running') }) },
@@ -404,7 +412,7 @@ async function printReadPath(proxy: FaultProxy) {
     console.log(`  alone: ${step.padEnd(34)} ${(ms / 1000).toFixed(2)} s`);
   }
   console.log(
-    `read calls: ${read.reads} (target <= 13)   wall time: ${(read.wallMs / 1000).toFixed(2)} s (target <= 10 s)`,
+    `read calls: ${read.reads} (target <= 15)   wall time: ${(read.wallMs / 1000).toFixed(2)} s (target <= 10 s)`,
   );
 }
 
@@ -415,6 +423,7 @@ async function main() {
   const benchStart = Date.now();
   try {
     if (!process.argv.includes('--deletion-only')) await printReadPath(proxy);
+    if (process.argv.includes('--read-path-only')) return;
 
     const headline = { orphans: 200, withMountTarget: 200 };
     let reaperSeconds = 0;

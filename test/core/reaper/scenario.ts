@@ -20,6 +20,7 @@ import {
 } from '../../../core/aws/clients';
 import type { Clock } from '../../../core/common/clock';
 import type { ReaperClients } from '../../../core/reaper/reaper';
+import { TAG_BATCH_JOB, TAG_BATCH_QUEUE } from '../../../core/contract/batch';
 import { creationToken } from '../../../core/contract/creation-token';
 import { TAG_FLEET, TAG_MARKED_IDLE_AT, TAG_TEARDOWN_STARTED_AT } from '../../../core/contract/tags';
 import { useEmulator, type Emulator } from '../../support/emulator';
@@ -133,6 +134,9 @@ export interface FileSystemSpec {
   readonly teardownStartedAt?: string;
   /** CreationToken. @default the fleet's own form, `mf/<fleet>/<job>` */
   readonly token?: string;
+  /** A Batch run's file system: `mountfleet:batch-queue` = this queue, `mountfleet:batch-job` = `batchJob`. */
+  readonly batchQueue?: string;
+  readonly batchJob?: string;
 }
 
 let tokens = 0;
@@ -152,6 +156,8 @@ export async function createFileSystem(
       extraTags: [
         ...(spec.markedIdleAt ? [{ Key: TAG_MARKED_IDLE_AT, Value: spec.markedIdleAt }] : []),
         ...(spec.teardownStartedAt ? [{ Key: TAG_TEARDOWN_STARTED_AT, Value: spec.teardownStartedAt }] : []),
+        ...(spec.batchQueue ? [{ Key: TAG_BATCH_QUEUE, Value: spec.batchQueue }] : []),
+        ...(spec.batchJob ? [{ Key: TAG_BATCH_JOB, Value: spec.batchJob }] : []),
       ],
     },
     // The fleet's own CreationToken form unless told otherwise: the reaper deletes nothing else.
