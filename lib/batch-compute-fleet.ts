@@ -13,8 +13,13 @@ import {
   TAG_FLEET,
 } from '../core/contract';
 import { BatchScratchTeardown } from './batch-scratch-teardown';
-import type { FleetMount } from './compute-fleet';
-import type { IExpressCache, IFleetNetwork, IScratchFileSystems } from './interfaces';
+import type {
+  FleetMount,
+  IBatchComputeFleet,
+  IExpressCache,
+  IFleetNetwork,
+  IScratchFileSystems,
+} from './interfaces';
 import { grantBatchSubmit } from './private/batch-grants';
 import { batchHardwareType, validateQueueTags, validateVcpus } from './private/batch-validation';
 import { addEcsOrdering, multipartUserData } from './private/batch-user-data';
@@ -115,7 +120,10 @@ export interface BatchFleetZone {
  * agent ordered after the mounts, the ECS-optimized AMI, and an explicit launch-template version, so that a
  * changed template reaches the compute environments as an infrastructure update on the next deploy.
  */
-export class BatchComputeFleet extends Construct implements ec2.IConnectable, iam.IGrantable {
+export class BatchComputeFleet
+  extends Construct
+  implements IBatchComputeFleet, ec2.IConnectable, iam.IGrantable
+{
   /** The fleet id its instances, queues, job definitions and scratch carry. */
   readonly fleetId: string;
   /** The AZ IDs with a queue. */

@@ -9,7 +9,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { BATCH_FINAL_STATES, BATCH_TEARDOWN_ENV, packageRoot } from '../core/contract';
-import type { BatchComputeFleet } from './batch-compute-fleet';
+import type { IBatchComputeFleet } from './interfaces';
 import { acknowledge } from './private/nag';
 import { invalidProp } from './private/validation';
 
@@ -21,7 +21,7 @@ export function batchTeardownBundleDir(): string {
 /** Props of {@link BatchScratchTeardown}. */
 export interface BatchScratchTeardownProps {
   /** The fleet whose jobs' scratch file systems and per-run job definitions the teardown deletes. */
-  readonly fleet: BatchComputeFleet;
+  readonly fleet: IBatchComputeFleet;
   /** The function timeout. @default Duration.minutes(5) */
   readonly timeout?: Duration;
   /** Log retention of the function's log group. @default RetentionDays.ONE_MONTH */

@@ -4,15 +4,9 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as iam from 'aws-cdk-lib/aws-iam';
 import type * as logs from 'aws-cdk-lib/aws-logs';
-import type * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import {
-  type CachePolicy,
-  MOUNTPOINT_FLEET_DIMENSION,
-  MOUNTPOINT_METRICS_NAMESPACE,
-  TAG_FLEET,
-} from '../core/contract';
-import type { IExpressCache, IFleetNetwork, IScratchFileSystems } from './interfaces';
+import { MOUNTPOINT_FLEET_DIMENSION, MOUNTPOINT_METRICS_NAMESPACE, TAG_FLEET } from '../core/contract';
+import type { FleetMount, IExpressCache, IFleetNetwork, IScratchFileSystems } from './interfaces';
 import {
   checkFleetProps,
   DEFAULT_INSTANCE_TYPES,
@@ -25,25 +19,6 @@ import {
 import { validateCapacity } from './private/fleet-placement';
 import { agentBundle, fleetUserData } from './private/fleet-user-data';
 import { acknowledge } from './private/nag';
-
-/** One S3 bucket (or prefix) the agent mounts with Mountpoint on every instance. */
-export interface FleetMount {
-  /**
-   * The bucket to mount. Its account (`Bucket.fromBucketAttributes({ account })`, else the stack's) is the
-   * owner Mountpoint expects (`--expected-bucket-owner`); a directory bucket (`…--x-s3`) is granted by session.
-   */
-  readonly bucket: s3.IBucket;
-  /** Key prefix to mount, ending in `/`, without `*` or `?`. @default '' (the whole bucket; read-only mounts only) */
-  readonly prefix?: string;
-  /** Absolute mount path on the instance, e.g. `/mnt/datasets` (not a system directory; see the README's path rules). */
-  readonly path: string;
-  /** `read-only`, or `read-write` (needs a prefix; the role may then write and delete under it). @default 'read-only' */
-  readonly access?: 'read-only' | 'read-write';
-  /** `immutable` datasets get an indefinite metadata TTL (no HeadObject per open). @default 'mutable' */
-  readonly dataset?: 'immutable' | 'mutable';
-  /** How the mount caches. @default 'local+express' with an expressCache, else 'local' */
-  readonly cache?: CachePolicy;
-}
 
 /** Props of {@link ComputeFleet}. */
 export interface ComputeFleetProps {

@@ -7,7 +7,9 @@ import type { IResource } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as iam from 'aws-cdk-lib/aws-iam';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { IConstruct } from 'constructs';
+import type { CachePolicy } from '../core/contract';
 
 /**
  * Where a fleet runs: a VPC and one subnet per AZ ID. AZ IDs (`use1-az4`) name the same physical zone in
@@ -71,4 +73,36 @@ export interface IScratchFileSystems extends IConstruct, ec2.IConnectable {
   agentSettings(): ScratchAgentSettings;
   /** Grants what the agent needs to create, mount and delete the fleet's scratch file systems. */
   grantCreateAndDelete(grantee: iam.IGrantable): iam.Grant;
+}
+
+/** One S3 bucket (or prefix) the agent mounts with Mountpoint on every instance. */
+export interface FleetMount {
+  /**
+   * The bucket to mount. Its account (`Bucket.fromBucketAttributes({ account })`, else the stack's) is the
+   * owner Mountpoint expects (`--expected-bucket-owner`); a directory bucket (`…--x-s3`) is granted by session.
+   */
+  readonly bucket: s3.IBucket;
+  /** Key prefix to mount, ending in `/`, without `*` or `?`. @default '' (the whole bucket; read-only mounts only) */
+  readonly prefix?: string;
+  /** Absolute mount path on the instance, e.g. `/mnt/datasets` (not a system directory; see the README's path rules). */
+  readonly path: string;
+  /** `read-only`, or `read-write` (needs a prefix; the role may then write and delete under it). @default 'read-only' */
+  readonly access?: 'read-only' | 'read-write';
+  /** `immutable` datasets get an indefinite metadata TTL (no HeadObject per open). @default 'mutable' */
+  readonly dataset?: 'immutable' | 'mutable';
+  /** How the mount caches. @default 'local+express' with an expressCache, else 'local' */
+  readonly cache?: CachePolicy;
+}
+
+/**
+ * A fleet run by AWS Batch, as its scratch teardown needs it: {@link BatchComputeFleet} (the teardown takes this
+ * interface, so the construct that creates it and the teardown do not import each other).
+ */
+export interface IBatchComputeFleet extends IConstruct {
+  /** The fleet id its queues, job definitions and scratch carry. */
+  readonly fleetId: string;
+  /** The job-queue ARNs, one per zone. */
+  readonly jobQueueArns: string[];
+  /** Grants what `mountfleet batch submit` (and the teardown's retry) needs. */
+  grantSubmit(grantee: iam.IGrantable): iam.Grant;
 }

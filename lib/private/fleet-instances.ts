@@ -17,8 +17,7 @@ import {
   type AgentConfigInput,
   type CachePolicy,
 } from '../../core/contract';
-import type { FleetMount } from '../compute-fleet';
-import type { IExpressCache, IFleetNetwork, IScratchFileSystems } from '../interfaces';
+import type { FleetMount, IExpressCache, IFleetNetwork, IScratchFileSystems } from '../interfaces';
 import { renderAgentConfig } from './agent-config';
 import { grantAgentBasics, grantFleetMetrics } from './fleet-grants';
 import { architectureOf, chooseZones } from './fleet-placement';
