@@ -110,15 +110,18 @@ export async function playBatchJobs(
       return { statusReason: hostTerminatedReason(b) };
     }),
   ]);
-  // The teardown resubmitted the reclaimed job as attempt 2 (a new job, file system and revision).
-  const retry = await stage.scheduler.waitForSubmission(
+  // The teardown resubmitted the reclaimed job as attempt 2 (a new job, file system and revision) before it
+  // answered attempt 1's event, so the scheduler stand-in has seen it by now, or never will.
+  const retry = [...stage.scheduler.jobs.values()].find(
     (j) => j.jobName === names[3] && j.jobId !== reclaimId,
   );
-  reclaim.attempts.push(attempt(2, retry.jobId));
-  await runAttempt(stage, reclaim.attempts[1], a);
+  if (retry) {
+    reclaim.attempts.push(attempt(2, retry.jobId));
+    await runAttempt(stage, reclaim.attempts[1], a);
+  }
 
   const [o, f, c] = [ok.attempts[0], fail.attempts[0], cancel.attempts[0]];
-  const [r1, r2] = reclaim.attempts;
+  const [r1, r2 = attempt(2, '(none submitted)')] = reclaim.attempts;
   ok.outcome = `SUCCEEDED (exit ${o.exitCode}); scratch ${o.fileSystemId} ${cleanEnd(o) ? 'deleted, revision deregistered' : 'NOT cleaned'}`;
   judge(ok, { SUCCEEDED: o.states.at(-1) === 'SUCCEEDED', cleaned: cleanEnd(o) });
   fail.outcome = `FAILED (exit ${f.exitCode}), not retried; scratch ${cleanEnd(f) ? 'deleted' : 'NOT cleaned'}`;

@@ -90,11 +90,6 @@ export class BatchSchedulerStandIn {
     this.terminateListeners.push(listener);
   }
 
-  /** Waits until a job matching `which` has been submitted (by the CLI, or by the teardown's retry). */
-  async waitForSubmission(which: (job: ScheduledJob) => boolean, timeoutMs = 60_000): Promise<ScheduledJob> {
-    return this.waitFor('a submitted job', () => [...this.jobs.values()].find(which), timeoutMs);
-  }
-
   /** Waits until the job is SUCCEEDED or FAILED. */
   async waitForEnd(jobId: string, timeoutMs = 120_000): Promise<ScheduledJob> {
     return this.waitFor(

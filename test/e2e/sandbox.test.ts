@@ -1,14 +1,16 @@
 /**
  * The README's main job, end to end: the sandbox deploys the bundled app into its own emulator with the
  * real CDK CLI (Express cache, alarms, dashboard), mounts the dataset in two zones, darkens each zone's
- * Express cache in turn, runs the scratch jobs and the reaper, collects the metrics, destroys everything,
- * and reports in JSON.
+ * Express cache in turn, runs the scratch jobs and the reaper, plays the Batch section (a second stack with
+ * Batch queues, four jobs through the real CLI and the deployed teardown), collects the metrics, destroys
+ * everything, and reports in JSON.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { OTLP_ENDPOINT } from '../../core/contract/metric-names';
+import type { BatchJobRecord } from '../../scripts/sandbox/batch-jobs';
 import type { SandboxReport as Report } from '../../scripts/sandbox/report';
 import { REPO_ROOT } from '../support/moto';
 
@@ -96,6 +98,48 @@ describe('local sandbox (npm run demo)', () => {
       expect(z.restartSeconds).toBeLessThan(15);
     }
     expect(report.zones[0].otherZoneKeptCache).toBe(true);
+
+    // Batch: the second stack's four jobs, submitted with the real CLI, each attempt's scratch torn down by the
+    // deployed teardown handler (delivered its Job State Change by the event stand-in), nothing left.
+    const batch = report.batch;
+    expect(batch.stack).toBe('Mountfleet-batch');
+    const states = (j: BatchJobRecord) => j.attempts.map((a) => a.states.join(' '));
+    const byScenario = Object.fromEntries((batch.jobs ?? []).map((j) => [j.scenario, j]));
+    const STARTED = 'SUBMITTED PENDING RUNNABLE STARTING RUNNING';
+    expect(Object.keys(byScenario)).toHaveLength(4);
+    const ok = byScenario['succeeds'];
+    const fail = byScenario['fails (exit 3)'];
+    const cancel = byScenario['cancelled while RUNNABLE'];
+    const reclaim = byScenario['loses its instance (Spot reclaim), retried'];
+    expect(states(ok)).toEqual([`${STARTED} SUCCEEDED`]);
+    expect(ok.attempts[0].exitCode).toBe(0);
+    expect(states(fail)).toEqual([`${STARTED} FAILED`]);
+    expect(fail.attempts[0].exitCode).toBe(3);
+    expect(states(cancel)).toEqual(['SUBMITTED PENDING RUNNABLE FAILED']);
+    expect(states(reclaim)).toEqual([`${STARTED} FAILED`, `${STARTED} SUCCEEDED`]);
+    expect(reclaim.attempts[0].statusReason).toMatch(/^Host EC2 \(instance i-[0-9a-f]+\) terminated\.$/);
+    const attempts = batch.jobs!.flatMap((j) => j.attempts);
+    expect(attempts).toHaveLength(5);
+    // Every attempt had a file system of its own, and the teardown deleted it and deregistered its revision.
+    expect(new Set(attempts.map((a) => a.fileSystemId)).size).toBe(5);
+    for (const a of attempts) {
+      expect(a.fileSystemId).toMatch(/^fs-[0-9a-f]+$/);
+      expect(a).toMatchObject({ fileSystemDeleted: true, revisionDeregistered: true });
+      expect(a.teardown).toEqual([expect.objectContaining({ status: 'torn-down', fileSystem: 'deleted' })]);
+    }
+    // The retry was the teardown's: its answer to attempt 1's event names attempt 2's job.
+    expect(reclaim.attempts[0].teardown).toEqual([
+      expect.objectContaining({
+        retry: expect.objectContaining({
+          status: 'submitted',
+          run: expect.objectContaining({ jobId: reclaim.attempts[1].jobId }),
+        }),
+      }),
+    ]);
+    expect(batch.jobs!.every((j) => j.ok)).toBe(true);
+    expect(batch.leakedFileSystems).toEqual([]);
+    expect(batch.activeRunRevisions).toEqual([]);
+    expect(readFileSync(batch.teardownLog!, 'utf8')).toMatch(/"message":"run torn down"/);
 
     // Metrics arrived in the emulator's CloudWatch and are listed there.
     const { datapoints, listed } = report.metrics;
