@@ -1,16 +1,24 @@
 /**
  * A retry of a Batch run with scratch is a new run (its own file system and revision), made by the teardown
- * of the failed one. Its run id is derived from the failed run's, so every delivery of the same event
- * names the same retry: one that finds the retry's file system already made leaves it be.
+ * of the failed one. Its run id, and so its file system's CreationToken, is derived from the failed run's, so
+ * every delivery of the same event names the same retry and races on the same CreateFileSystem. Only the
+ * delivery whose create made the file system (it carries that delivery's claim nonce) registers and submits;
+ * one that finds the file system already there, or made by another delivery's create, stops and says so.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { JobDefinition } from '@aws-sdk/client-batch';
 import { TAG_BATCH_ATTEMPT, TAG_BATCH_ATTEMPTS, TAG_BATCH_FIRST_JOB, creationToken } from '../contract';
 import { findFileSystemByToken } from '../scratch';
 import type { JobStateDetail } from './event';
 import { SCRATCH_VOLUME_NAME } from './job-definition';
 import { readFleetQueue, scratchPlacement } from './queue';
-import { submitScratchRun, type BatchClients, type RunOptions, type SubmittedRun } from './run';
+import {
+  RunMadeElsewhere,
+  submitScratchRun,
+  type BatchClients,
+  type RunOptions,
+  type SubmittedRun,
+} from './run';
 
 /** The run id of the retry of `runId`: the same start stamp, 64 bits of a hash of the failed run's id. */
 export function retryRunId(runId: string): string {
@@ -52,22 +60,33 @@ export async function resubmit(
     (m) => m.sourceVolume === SCRATCH_VOLUME_NAME,
   )?.containerPath;
   if (scratchPath === undefined) throw new Error(`${failed.detail.jobDefinition} mounts no scratch volume`);
-  const run = await submitScratchRun(
-    clients,
-    {
-      fleetId,
-      queue,
-      placement,
-      base: failed.revision,
-      scratchPath,
-      runId,
-      jobName: failed.detail.jobName ?? `retry-${failed.detail.jobId}`,
-      command: failed.detail.container?.command,
-      attempt: attempts.attempt + 1,
-      attempts: attempts.attempts,
-      firstJobId: attempts.firstJobId ?? failed.detail.jobId,
-    },
-    options,
-  );
+  const claim = randomBytes(8).toString('hex');
+  let run: SubmittedRun;
+  try {
+    run = await submitScratchRun(
+      clients,
+      {
+        fleetId,
+        queue,
+        placement,
+        base: failed.revision,
+        scratchPath,
+        runId,
+        jobName: failed.detail.jobName ?? `retry-${failed.detail.jobId}`,
+        command: failed.detail.container?.command,
+        attempt: attempts.attempt + 1,
+        attempts: attempts.attempts,
+        firstJobId: attempts.firstJobId ?? failed.detail.jobId,
+        claim,
+      },
+      options,
+    );
+  } catch (err) {
+    if (!(err instanceof RunMadeElsewhere)) throw err;
+    options.log?.(
+      `retry run ${runId}: file system ${err.fileSystemId} was made by another delivery of this event at the same time; it submits the retry, this one stops`,
+    );
+    return { status: 'already-made', runId, fileSystemId: err.fileSystemId };
+  }
   return { status: 'submitted', run };
 }

@@ -20,6 +20,7 @@ import {
   BATCH_SUBMIT_LIMIT_MINUTES,
   TAG_BATCH_ATTEMPT,
   TAG_BATCH_ATTEMPTS,
+  TAG_BATCH_CLAIM,
   TAG_BATCH_FIRST_JOB,
   TAG_BATCH_JOB,
   TAG_BATCH_QUEUE,
@@ -73,6 +74,13 @@ interface ScratchRunSpec {
   readonly attempts: number;
   /** The job id of attempt 1; unset for attempt 1 itself. */
   readonly firstJobId?: string;
+  /**
+   * A nonce of this caller, tagged on the file system at its creation (TAG_BATCH_CLAIM): set when another caller
+   * may make the same run at the same instant (a retry's run id is derived, so two deliveries of one event share
+   * it). The run goes on only if the file system under its CreationToken carries this nonce; otherwise the
+   * other caller made it, and submitScratchRun throws RunMadeElsewhere, touching nothing.
+   */
+  readonly claim?: string;
 }
 
 export interface SubmittedRun {
@@ -86,6 +94,17 @@ export interface SubmittedRun {
 /** A submit failed, or was stopped; the message names the step and what the rollback did. */
 class BatchSubmitError extends MountfleetError {
   override readonly name = 'BatchSubmitError';
+}
+
+/** The run's file system was made by another caller (another claim): that caller registers and submits. */
+export class RunMadeElsewhere extends Error {
+  override readonly name = 'RunMadeElsewhere';
+  constructor(
+    readonly runId: string,
+    readonly fileSystemId: string,
+  ) {
+    super(`run ${runId}: file system ${fileSystemId} under its CreationToken was made by another caller`);
+  }
 }
 
 /** Calls made during rollback get this long each (the caller's stop signal does not cut them off). */
@@ -136,11 +155,19 @@ export async function submitScratchRun(
         jobId: spec.jobName,
         runId: spec.runId,
         availabilityZoneName: spec.placement.availabilityZoneName,
-        extraTags: [{ Key: TAG_BATCH_QUEUE, Value: spec.queue.name }],
+        extraTags: [
+          { Key: TAG_BATCH_QUEUE, Value: spec.queue.name },
+          ...(spec.claim === undefined ? [] : [{ Key: TAG_BATCH_CLAIM, Value: spec.claim }]),
+        ],
       });
     } catch (err) {
       made.outcomeUnknown = err instanceof CreateOutcomeUnknown;
       throw err;
+    }
+    // FileSystemAlreadyExists answers with the token's file system: another caller's, unless it has our nonce.
+    const claimedBy = fs.Tags?.find((t) => t.Key === TAG_BATCH_CLAIM)?.Value;
+    if (spec.claim !== undefined && claimedBy !== spec.claim) {
+      throw new RunMadeElsewhere(spec.runId, fs.FileSystemId!);
     }
     made.fileSystemId = fs.FileSystemId!;
     log(
@@ -185,6 +212,8 @@ export async function submitScratchRun(
       attempt: spec.attempt,
     };
   } catch (err) {
+    // Nothing of it is ours to undo: the caller that made the file system goes on with it.
+    if (err instanceof RunMadeElsewhere) throw err;
     const stopped = err instanceof StopAsked || options.signal?.aborted === true;
     const undone = await rollBack(clients, spec, made, clock, log);
     const why = stopped

@@ -29,6 +29,13 @@ export const TAG_BATCH_ATTEMPT = 'mountfleet:batch-attempt';
 export const TAG_BATCH_FIRST_JOB = 'mountfleet:batch-first-job';
 
 /**
+ * On a retry's file system, from its creation: a nonce of the teardown delivery that made it. Two deliveries of
+ * one event race on the same CreationToken; the one whose nonce the file system carries goes on to register and
+ * submit, the other stops (an SDK retry of the winner's own create finds its own nonce).
+ */
+export const TAG_BATCH_CLAIM = 'mountfleet:batch-claim';
+
+/**
  * On a Batch run's job (SubmitJob tags, propagated to its ECS task) and on its job-definition revision: how many
  * attempts the job may have in all (`--attempts`, 1-10). Retries are new runs (a new file system and revision),
  * made by the teardown handler, so Batch's own retryStrategy of each run is 1 attempt.
@@ -48,7 +55,14 @@ export const BATCH_RUN_TAG_KEYS = [
 ] as const;
 
 /** Tag keys a Batch submit may set when it creates a run's file system (IAM `aws:TagKeys`). */
-export const BATCH_SCRATCH_CREATE_TAG_KEYS = [TAG_FLEET, TAG_JOB, TAG_RUN, TAG_BATCH_QUEUE, 'Name'] as const;
+export const BATCH_SCRATCH_CREATE_TAG_KEYS = [
+  TAG_FLEET,
+  TAG_JOB,
+  TAG_RUN,
+  TAG_BATCH_QUEUE,
+  TAG_BATCH_CLAIM,
+  'Name',
+] as const;
 /** Tag keys a Batch submit (or the teardown's resubmission) may add once the job is submitted. */
 export const BATCH_SCRATCH_SUBMIT_TAG_KEYS = [TAG_BATCH_JOB, TAG_BATCH_ATTEMPT, TAG_BATCH_FIRST_JOB] as const;
 

@@ -3,12 +3,18 @@
  * test builds the "Batch Job State Change" event a stand-in for EventBridge would deliver, from the job as
  * DescribeJobs shows it (the event's detail is that JobDetail), with the ending a test needs.
  */
-import { DescribeJobDefinitionsCommand, DescribeJobsCommand, type JobDetail } from '@aws-sdk/client-batch';
-import { DescribeFileSystemsCommand, type FileSystemDescription } from '@aws-sdk/client-efs';
-import { batchClient, cloudWatchClient, ec2Client, efsClient } from '../../../core/aws/clients';
+import {
+  DescribeJobDefinitionsCommand,
+  DescribeJobsCommand,
+  ListJobsCommand,
+  type JobDetail,
+} from '@aws-sdk/client-batch';
+import { DescribeFileSystemsCommand, EFSClient, type FileSystemDescription } from '@aws-sdk/client-efs';
+import { batchClient, clientConfig, cloudWatchClient, ec2Client, efsClient } from '../../../core/aws/clients';
 import { batchJobStatus, submitBatchJob, tearDownBatchRun } from '../../../core/batch';
 import { TAG_BATCH_ATTEMPT, TAG_BATCH_FIRST_JOB, TAG_BATCH_JOB } from '../../../core/contract/batch';
 import { useEmulator } from '../../support/emulator';
+import { FaultProxy } from '../../support/fault-proxy';
 import { createBatchFleet, type BatchFleet } from './batch-fleet';
 
 /** Stand-in for EventBridge: the event Batch would emit for `job` (detail = its JobDetail), ending as given. */
@@ -59,7 +65,13 @@ describe('batch teardown and status (emulator)', () => {
       .filter((n) => n?.startsWith('mf-f1-'));
   const tag = (fs: FileSystemDescription, key: string) => fs.Tags?.find((t) => t.Key === key)?.Value;
 
+  let proxy: FaultProxy;
+  beforeAll(async () => {
+    proxy = await FaultProxy.start({ target: emu.endpoint });
+  });
+  afterAll(() => proxy.stop());
   beforeEach(async () => {
+    proxy.clear();
     fleet = await createBatchFleet(emu.endpoint, batchClient(), ec2Client());
   });
 
@@ -187,6 +199,61 @@ describe('batch teardown and status (emulator)', () => {
         fileSystemExists: true,
       }),
     ]);
+  });
+
+  it('two deliveries of one Spot reclaim at the same instant: one retry job, one new file system', async () => {
+    const run = await submit(3);
+    const event = jobStateChange(await describeJob(run.jobId), SPOT_RECLAIM);
+    // Both deliveries have looked for the retry's file system (none yet) before either create reaches the
+    // emulator: the proxy holds each CreateFileSystem until both have arrived, then lets them race.
+    let arrived = 0;
+    let bothArrived!: () => void;
+    const held = new Promise<void>((r) => (bothArrived = r));
+    proxy.addRule({
+      service: 'efs',
+      operation: 'CreateFileSystem',
+      match: () => {
+        if (++arrived === 2) bothArrived();
+        return true;
+      },
+      fault: { kind: 'hold', until: held },
+      times: 2,
+    });
+    const viaProxy = () => ({
+      ...clients(),
+      efs: new EFSClient({ ...clientConfig({ maxAttempts: 1 }), endpoint: proxy.endpoint }),
+    });
+    const lines: string[] = [];
+    const outcomes = await Promise.all([
+      tearDownBatchRun(viaProxy(), settings(), event, { log: (l) => lines.push(l) }),
+      tearDownBatchRun(viaProxy(), settings(), event, { log: (l) => lines.push(l) }),
+    ]);
+
+    expect(arrived).toBe(2);
+    const retries = outcomes.map((o) => (o as { retry: { status: string } }).retry);
+    expect(retries.map((r) => r.status).sort()).toEqual(['already-made', 'submitted']);
+    const submitted = retries.find((r) => r.status === 'submitted') as unknown as {
+      run: { jobId: string; runId: string; fileSystemId: string };
+    };
+    expect(retries.find((r) => r.status === 'already-made')).toEqual({
+      status: 'already-made',
+      runId: submitted.run.runId,
+      fileSystemId: submitted.run.fileSystemId,
+    });
+    expect(lines).toContainEqual(
+      expect.stringMatching(/was made by another delivery of this event at the same time/),
+    );
+    const jobs =
+      (await batchClient().send(new ListJobsCommand({ jobQueue: fleet.queue, jobStatus: 'SUCCEEDED' })))
+        .jobSummaryList ?? [];
+    expect(
+      jobs
+        .filter((j) => j.jobName === 'train-7')
+        .map((j) => j.jobId)
+        .sort(),
+    ).toEqual([run.jobId, submitted.run.jobId].sort());
+    expect((await liveFileSystems()).map((f) => f.FileSystemId)).toEqual([submitted.run.fileSystemId]);
+    expect(await activeRevisions()).toEqual([`mf-f1-${submitted.run.runId}`]);
   });
 
   it('is not retried: the last attempt, a cancelled or terminated job, a success', async () => {
