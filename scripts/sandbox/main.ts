@@ -128,7 +128,8 @@ async function main(): Promise<number> {
 
   const moto = await progress.step(
     'Start the AWS emulator (moto) on loopback',
-    () => MotoServer.start(),
+    // Its own process group: Ctrl-C reaches every process of the foreground group, and the cleanup needs it.
+    () => MotoServer.start({ ownProcessGroup: true }),
     (m) => m.endpoint,
   );
   cleanups.add('stop the emulator', () => moto.stop());

@@ -26,7 +26,9 @@ export class MotoServer {
   }
 
   /** Starts moto on a free loopback port and waits until it answers. */
-  static async start(options: { port?: number; timeoutMs?: number } = {}): Promise<MotoServer> {
+  static async start(
+    options: { port?: number; timeoutMs?: number; ownProcessGroup?: boolean } = {},
+  ): Promise<MotoServer> {
     if (!existsSync(MOTO_SERVER_BIN)) {
       throw new Error(
         `${MOTO_SERVER_BIN} not found: run scripts/setup.sh (npm test does) to install the emulator`,
@@ -39,6 +41,9 @@ export class MotoServer {
       {
         stdio: ['ignore', 'ignore', 'pipe'],
         env: { ...process.env, MOTO_ALLOW_NONEXISTENT_REGION: 'false' },
+        // A terminal's Ctrl-C then reaches the caller only, which still needs the emulator to clean up in;
+        // --pdeathsig still ends it with the caller.
+        detached: options.ownProcessGroup ?? false,
       },
     );
     let stderr = '';
