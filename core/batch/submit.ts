@@ -76,6 +76,16 @@ export async function submitBatchJob(
   if (mounts) throw new UsageError(`--job-definition ${request.jobDefinition}: ${mounts}`);
   const common = { jobName, queue: queue.name, fleet: queue.fleetId, attempts: request.attempts };
   if (!request.scratch) {
+    // The fleet's submit role may SubmitJob only job definitions with the fleet's tag (a run's revision is the
+    // other kind); say so before IAM refuses it less clearly.
+    if (base.tags?.[TAG_FLEET] !== queue.fleetId) {
+      throw new UsageError(
+        `--job-definition ${request.jobDefinition}: not tagged ${TAG_FLEET}=${queue.fleetId} (it has ` +
+          `${base.tags?.[TAG_FLEET] ?? 'no such tag'}); the fleet's submit role may submit only the fleet's job ` +
+          `definitions: define it with FleetJobDefinition, or tag it (\`aws batch tag-resource --resource-arn ` +
+          `${base.jobDefinitionArn} --tags ${TAG_FLEET}=${queue.fleetId}\`)`,
+      );
+    }
     if (request.expectedIoBytes !== undefined)
       log('--expected-io is about scratch: ignored without --scratch');
     const out = await clients.batch.send(

@@ -1,16 +1,23 @@
 /**
  * What `mountfleet batch submit` (and the teardown's resubmission of a retry) may do, statement by statement,
  * checked against the Service Authorization Reference for AWS Batch
- * (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awsbatch.html): SubmitJob authorizes the
- * job queue and the job definition (its ARN carries the revision), RegisterJobDefinition and
- * DeregisterJobDefinition the job definition, whose ARN pattern here is the fleet's per-run names only; the
- * Describe and List calls have no resource type. The EFS and EC2 statements are scratch-grants.ts's, scoped by the
- * fleet tag, with the Batch run's own tag keys.
+ * (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awsbatch.html) and the Batch User
+ * Guide's policy examples (iam-example-restrict-job-submission.html, iam-example-restrict-job-submission-by-tags.html):
+ * SubmitJob authorizes the job queue and the job definition, whose ARN then carries the revision
+ * (`job-definition/NAME:REV`; a pattern without `:…` matches no SubmitJob); RegisterJobDefinition and
+ * DeregisterJobDefinition the job definition, whose ARN pattern here is the fleet's per-run names only (ending in
+ * `*`, so it matches with or without a revision). A plain submit (no scratch) submits the fleet's own job
+ * definitions (FleetJobDefinition, tagged mountfleet:fleet): SubmitJob of `job-definition/*:*` with that resource
+ * tag (Batch evaluates a job definition's tags only when the revision is given; `*:*` requires one). TagResource
+ * (SubmitJob and RegisterJobDefinition with tags) takes the run's tag keys only (aws:TagKeys, which the reference
+ * lists for TagResource). The Describe and List calls have no resource type. The EFS and EC2 statements are
+ * scratch-grants.ts's, scoped by the fleet tag, with the Batch run's own tag keys.
  */
 import { ArnFormat, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { IConstruct } from 'constructs';
 import {
+  BATCH_RUN_TAG_KEYS,
   BATCH_SCRATCH_CREATE_TAG_KEYS,
   BATCH_SCRATCH_SUBMIT_TAG_KEYS,
   TAG_FLEET,
@@ -91,18 +98,39 @@ export function grantBatchSubmit(scope: IConstruct, grantee: iam.IGrantable, s: 
       conditions: { Bool: { 'batch:Privileged': 'true' } },
     }),
   );
+  const fleetDefinitions = Stack.of(scope).formatArn({
+    service: 'batch',
+    resource: 'job-definition',
+    resourceName: '*:*',
+    arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+  });
+  acknowledgeWildcardResource(
+    grantee.grantPrincipal,
+    fleetDefinitions,
+    "A plain submit runs one of the fleet's job definitions (FleetJobDefinition, names chosen by the user): the statement requires the definition's mountfleet:fleet tag, which Batch evaluates because the ARN pattern requires a revision.",
+  );
+  const runTagKeys = { 'ForAllValues:StringEquals': { 'aws:TagKeys': [...BATCH_RUN_TAG_KEYS] } };
   let grant = allow(grantee, ['batch:SubmitJob'], [...s.queueArns, runDefinitions])
     .combine(
-      allow(
-        grantee,
-        ['batch:RegisterJobDefinition', 'batch:DeregisterJobDefinition', 'batch:TagResource'],
-        [runDefinitions],
-      ),
+      allow(grantee, ['batch:SubmitJob'], [fleetDefinitions], {
+        StringEquals: { [`aws:ResourceTag/${TAG_FLEET}`]: s.fleetId },
+      }),
+    )
+    .combine(
+      allow(grantee, ['batch:RegisterJobDefinition', 'batch:DeregisterJobDefinition'], [runDefinitions]),
+    )
+    .combine(
+      // RegisterJobDefinition with the run's tags authorizes batch:TagResource on the new revision.
+      allow(grantee, ['batch:TagResource'], [runDefinitions], {
+        StringEquals: { [`aws:RequestTag/${TAG_FLEET}`]: s.fleetId },
+        ...runTagKeys,
+      }),
     )
     .combine(
       // SubmitJob with tags (the run's, on the job and its ECS task) also authorizes batch:TagResource on the new job.
       allow(grantee, ['batch:TagResource'], [jobs], {
         StringEquals: { [`aws:RequestTag/${TAG_FLEET}`]: s.fleetId },
+        ...runTagKeys,
       }),
     )
     .combine(

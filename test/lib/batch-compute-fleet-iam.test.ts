@@ -5,9 +5,11 @@
  */
 import * as iam from 'aws-cdk-lib/aws-iam';
 import {
+  BATCH_RUN_TAG_KEYS,
   BATCH_SCRATCH_CREATE_TAG_KEYS,
   TAG_BATCH_ATTEMPT,
   TAG_BATCH_JOB,
+  TAG_BATCH_SCRATCH_PATH,
   TAG_FLEET,
   TAG_OWNER_INSTANCE,
 } from '../../core/contract';
@@ -58,6 +60,38 @@ const cases: Array<[string, () => IamRequest, string]> = [
   [
     'SubmitJob with a definition that only starts like a run name',
     () => ({ action: 'batch:SubmitJob', resource: `${ARN}:job-definition/mf-train-anything:1` }),
+    'implicit-deny',
+  ],
+  [
+    "SubmitJob with the fleet's own job definition (FleetJobDefinition: fleet tag, revision given)",
+    () => ({
+      action: 'batch:SubmitJob',
+      resource: `${ARN}:job-definition/encode:4`,
+      context: { [`aws:ResourceTag/${TAG_FLEET}`]: 'train' },
+    }),
+    'allowed',
+  ],
+  [
+    "SubmitJob with fleet train-dev's job definition",
+    () => ({
+      action: 'batch:SubmitJob',
+      resource: `${ARN}:job-definition/encode:4`,
+      context: { [`aws:ResourceTag/${TAG_FLEET}`]: 'train-dev' },
+    }),
+    'implicit-deny',
+  ],
+  [
+    'SubmitJob with an untagged job definition',
+    () => ({ action: 'batch:SubmitJob', resource: `${ARN}:job-definition/encode:4` }),
+    'implicit-deny',
+  ],
+  [
+    'SubmitJob with a tagged job definition named without its revision (Batch would not evaluate its tags)',
+    () => ({
+      action: 'batch:SubmitJob',
+      resource: `${ARN}:job-definition/encode`,
+      context: { [`aws:ResourceTag/${TAG_FLEET}`]: 'train' },
+    }),
     'implicit-deny',
   ],
   [
@@ -203,9 +237,36 @@ const cases: Array<[string, () => IamRequest, string]> = [
     () => ({
       action: 'batch:TagResource',
       resource: `${ARN}:job/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b`,
-      context: { [`aws:RequestTag/${TAG_FLEET}`]: 'train' },
+      context: { [`aws:RequestTag/${TAG_FLEET}`]: 'train', 'aws:TagKeys': [...BATCH_RUN_TAG_KEYS] },
     }),
     'allowed',
+  ],
+  [
+    "TagResource of a new job with a key that is not a run's",
+    () => ({
+      action: 'batch:TagResource',
+      resource: `${ARN}:job/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b`,
+      context: { [`aws:RequestTag/${TAG_FLEET}`]: 'train', 'aws:TagKeys': [TAG_FLEET, 'cost-center'] },
+    }),
+    'implicit-deny',
+  ],
+  [
+    "TagResource of a run's new revision with the run's tags (RegisterJobDefinition with tags)",
+    () => ({
+      action: 'batch:TagResource',
+      resource: `${ARN}:job-definition/mf-train-${RUN}:1`,
+      context: { [`aws:RequestTag/${TAG_FLEET}`]: 'train', 'aws:TagKeys': [...BATCH_RUN_TAG_KEYS] },
+    }),
+    'allowed',
+  ],
+  [
+    "TagResource of a run's revision with a key that is not a run's",
+    () => ({
+      action: 'batch:TagResource',
+      resource: `${ARN}:job-definition/mf-train-${RUN}:1`,
+      context: { [`aws:RequestTag/${TAG_FLEET}`]: 'train', 'aws:TagKeys': [TAG_BATCH_SCRATCH_PATH] },
+    }),
+    'implicit-deny',
   ],
   [
     "TagResource of a job with another fleet's tag",

@@ -103,7 +103,12 @@ export function queueTags(net: TestNetwork, zone = 0): Record<string, string> {
 export async function registerJobDefinition(
   batch: BatchClient,
   name: string,
-  options: { roleArn?: string; mounts?: readonly string[]; readOnly?: boolean } = {},
+  options: {
+    roleArn?: string;
+    mounts?: readonly string[];
+    readOnly?: boolean;
+    fleetTag?: string | null;
+  } = {},
 ): Promise<string> {
   const mounts = options.mounts ?? MOUNT_PATHS;
   const out = await batch.send(
@@ -125,7 +130,10 @@ export async function registerJobDefinition(
           readOnly: options.readOnly ?? true,
         })),
       },
-      tags: { [TAG_FLEET]: FLEET, [TAG_BATCH_SCRATCH_PATH]: '/scratch' },
+      tags: {
+        ...(options.fleetTag === null ? {} : { [TAG_FLEET]: options.fleetTag ?? FLEET }),
+        [TAG_BATCH_SCRATCH_PATH]: '/scratch',
+      },
     }),
   );
   return out.jobDefinitionArn!;

@@ -3,6 +3,7 @@ import {
   BatchClient,
   DescribeJobDefinitionsCommand,
   DescribeJobsCommand,
+  ListJobsCommand,
   type JobDefinition,
 } from '@aws-sdk/client-batch';
 import { DescribeFileSystemsCommand, DescribeMountTargetsCommand, EFSClient } from '@aws-sdk/client-efs';
@@ -130,6 +131,25 @@ describe('batch submit (emulator)', () => {
     expect(result.jobDefinition).toMatch(/job-definition\/f1-job:1$/);
     expect(await liveFileSystems()).toEqual([]);
     expect(await runRevisions()).toEqual([]);
+  });
+
+  it("refuses a plain submit of a job definition that is not the fleet's (no fleet tag, or another fleet's)", async () => {
+    await registerJobDefinition(batchClient(), 'untagged', { fleetTag: null });
+    await registerJobDefinition(batchClient(), 'other-fleet', { fleetTag: 'f2' });
+
+    for (const name of ['untagged', 'other-fleet']) {
+      const err = await submitBatchJob(clients(), request({ jobDefinition: name, scratch: false })).catch(
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(UsageError);
+      expect((err as Error).message).toMatch(
+        new RegExp(`^--job-definition ${name}: not tagged mountfleet:fleet=f1 .*FleetJobDefinition`),
+      );
+    }
+    const jobs = await batchClient().send(
+      new ListJobsCommand({ jobQueue: fleet.queue, jobStatus: 'SUCCEEDED' }),
+    );
+    expect(jobs.jobSummaryList ?? []).toEqual([]);
   });
 
   it('refuses an unknown queue, naming --queue and the fix; nothing is created', async () => {
