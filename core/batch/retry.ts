@@ -6,8 +6,14 @@
  * one that finds the file system already there, or made by another delivery's create, stops and says so.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { JobDefinition } from '@aws-sdk/client-batch';
-import { TAG_BATCH_ATTEMPT, TAG_BATCH_ATTEMPTS, TAG_BATCH_FIRST_JOB, creationToken } from '../contract';
+import { ListJobsCommand, type BatchClient, type JobDefinition } from '@aws-sdk/client-batch';
+import {
+  TAG_BATCH_ATTEMPT,
+  TAG_BATCH_ATTEMPTS,
+  TAG_BATCH_FIRST_JOB,
+  creationToken,
+  runJobDefinitionName,
+} from '../contract';
 import { findFileSystemByToken } from '../scratch';
 import type { JobStateDetail } from './event';
 import { SCRATCH_VOLUME_NAME } from './job-definition';
@@ -38,7 +44,42 @@ export function attemptsOf(
 
 export type RetryOutcome =
   | { readonly status: 'submitted'; readonly run: SubmittedRun }
-  | { readonly status: 'already-made'; readonly runId: string; readonly fileSystemId: string };
+  | { readonly status: 'already-made'; readonly runId: string; readonly fileSystemId: string }
+  | { readonly status: 'already-submitted'; readonly runId: string; readonly jobId: string };
+
+/** ListJobs pages read looking for the retry's job (100 jobs a page). */
+const MAX_LIST_PAGES = 20;
+
+/**
+ * A job of the retry's revision in the queue, or undefined: ListJobs filtered on the revision's name (the filter
+ * is applied here too, on the summaries' jobDefinition, since an emulator may ignore it). Batch keeps ended jobs
+ * listed for days, far longer than a redelivered event can arrive.
+ */
+async function jobOfRevision(
+  batch: BatchClient,
+  queueArn: string,
+  name: string,
+  signal?: AbortSignal,
+): Promise<string | undefined> {
+  let nextToken: string | undefined;
+  for (let page = 0; page < MAX_LIST_PAGES; page++) {
+    const out = await batch.send(
+      new ListJobsCommand({
+        jobQueue: queueArn,
+        filters: [{ name: 'JOB_DEFINITION', values: [name] }],
+        nextToken,
+      }),
+      { abortSignal: signal },
+    );
+    const job = (out.jobSummaryList ?? []).find(
+      (j) => /:job-definition\/([^:]+)/.exec(j.jobDefinition ?? '')?.[1] === name,
+    );
+    if (job?.jobId) return job.jobId;
+    nextToken = out.nextToken;
+    if (!nextToken) return undefined;
+  }
+  throw new Error(`ListJobs of ${queueArn} for ${name}: more than ${MAX_LIST_PAGES} pages`);
+}
 
 /**
  * Submits the next attempt of a failed run as a new run in the same queue, with the failed run's revision as
@@ -54,6 +95,10 @@ export async function resubmit(
   const runId = retryRunId(failed.runId);
   const existing = await findFileSystemByToken(clients.efs, creationToken(fleetId, runId), options.signal);
   if (existing?.FileSystemId) return { status: 'already-made', runId, fileSystemId: existing.FileSystemId };
+  // A delivery that comes after the retry ended (and its file system went) finds the retry's job instead.
+  const name = runJobDefinitionName(fleetId, runId);
+  const jobId = await jobOfRevision(clients.batch, failed.detail.jobQueue, name, options.signal);
+  if (jobId !== undefined) return { status: 'already-submitted', runId, jobId };
   const queue = await readFleetQueue(clients.batch, failed.detail.jobQueue, options.signal);
   const placement = await scratchPlacement(clients.ec2, queue, options.signal);
   const scratchPath = failed.revision.containerProperties?.mountPoints?.find(

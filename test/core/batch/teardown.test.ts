@@ -256,6 +256,28 @@ describe('batch teardown and status (emulator)', () => {
     expect(await activeRevisions()).toEqual([`mf-f1-${submitted.run.runId}`]);
   });
 
+  it('a redelivery after the retry ended (its file system gone) finds the retry job and makes no second', async () => {
+    const run = await submit(3);
+    const event = jobStateChange(await describeJob(run.jobId), SPOT_RECLAIM);
+    const first = await tearDownBatchRun(clients(), settings(), event);
+    const retry = (first as { retry: { run: { jobId: string; runId: string } } }).retry.run;
+    // The retry succeeds and is torn down: no file system is left under its CreationToken.
+    await tearDownBatchRun(clients(), settings(), jobStateChange(await describeJob(retry.jobId)));
+    expect(await liveFileSystems()).toEqual([]);
+
+    const late = await tearDownBatchRun(clients(), settings(), event);
+
+    expect(late).toMatchObject({
+      retry: { status: 'already-submitted', runId: retry.runId, jobId: retry.jobId },
+    });
+    expect(await liveFileSystems()).toEqual([]);
+    expect(await activeRevisions()).toEqual([]);
+    const jobs =
+      (await batchClient().send(new ListJobsCommand({ jobQueue: fleet.queue, jobStatus: 'SUCCEEDED' })))
+        .jobSummaryList ?? [];
+    expect(jobs.filter((j) => j.jobName === 'train-7')).toHaveLength(2);
+  });
+
   it('is not retried: the last attempt, a cancelled or terminated job, a success', async () => {
     const last = await submit(1);
     const cancelled = await submit(3);
