@@ -246,8 +246,9 @@ export class BatchComputeFleet
   }
 
   /**
-   * Grants what `mountfleet batch submit` needs: SubmitJob on the fleet's queues and its per-run job definitions,
-   * RegisterJobDefinition/DeregisterJobDefinition of those only (never privileged), PassRole of the job role only,
+   * Grants what `mountfleet batch submit` needs: SubmitJob on the fleet's queues, its per-run job definitions and
+   * (a plain submit) any revision of a job definition tagged with the fleet (FleetJobDefinition's),
+   * RegisterJobDefinition/DeregisterJobDefinition of the per-run ones only (never privileged), PassRole of the job role only,
    * the Batch reads (no resource type), and with scratch the fleet-tagged EFS create, tag, mount-target and delete.
    */
   grantSubmit(grantee: iam.IGrantable): iam.Grant {
