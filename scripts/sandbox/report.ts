@@ -127,7 +127,8 @@ function batchLines(b: SandboxReport['batch']): string[] {
           (a.exitCode === undefined ? '' : `  exit ${a.exitCode}`) +
           (a.statusReason ? `  "${a.statusReason}"` : '') +
           `\n        scratch ${a.fileSystemId ?? '-'} ${a.fileSystemDeleted ? 'deleted' : 'NOT deleted'}, revision ` +
-          `${a.revisionDeregistered ? 'deregistered' : 'NOT deregistered'}; teardown: ${teardownPhrase(a.teardown)}`,
+          `${a.revisionDeregistered ? 'deregistered' : 'NOT deregistered'}; teardown: ${teardownPhrase(a.teardown)}` +
+          (a.output ? `\n        said: ${a.output.split('\n')[0].slice(0, 110)}` : ''),
       ),
     ]),
     `  Left in the emulator at the end: ${b.leakedFileSystems?.length ?? '?'} scratch file systems, ` +

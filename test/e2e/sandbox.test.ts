@@ -117,6 +117,8 @@ describe('local sandbox (npm run demo)', () => {
     expect(fail.attempts[0].exitCode).toBe(3);
     expect(states(cancel)).toEqual(['SUBMITTED PENDING RUNNABLE FAILED']);
     expect(states(reclaim)).toEqual([`${STARTED} FAILED`, `${STARTED} SUCCEEDED`]);
+    // The retry started on a new, empty file system (attempt 1 had left a file on its own).
+    expect(reclaim.attempts[1].output).toMatch(/^started, scratch has 0 entries\nfinished$/);
     expect(reclaim.attempts[0].statusReason).toMatch(/^Host EC2 \(instance i-[0-9a-f]+\) terminated\.$/);
     const attempts = batch.jobs!.flatMap((j) => j.attempts);
     expect(attempts).toHaveLength(5);
