@@ -278,9 +278,9 @@ function ownerEvidence(
  * Batch may no longer describe a job some time after it ended; a job id it does not return counts as ended only
  * once the file system is this old (well past any delay between SubmitJob and DescribeJobs showing the job).
  */
-export const BATCH_UNKNOWN_JOB_MINUTES = 60;
+const BATCH_UNKNOWN_JOB_MINUTES = 60;
 /** A submit never submits past its limit (core/batch); this margin covers the clocks of submitter and EFS. */
-export const BATCH_UNTAGGED_MINUTES = BATCH_SUBMIT_LIMIT_MINUTES + 10;
+const BATCH_UNTAGGED_MINUTES = BATCH_SUBMIT_LIMIT_MINUTES + 10;
 
 const ACTIVE_JOB_STATES: ReadonlySet<string> = new Set(BATCH_ACTIVE_STATES);
 
