@@ -4,14 +4,17 @@
  * it re-runs itself in a private mount namespace.
  *
  *   node scripts/bundle.mjs && npx tsx bench/mountpoint.ts [--instance-type g5.xlarge] [--delay-ms 20]
- *     [--files 1000] [--file-kib 100] [--readers 8] [--shards 4] [--shard-mib 64] [--repeats 3]
+ *     [--files 1000] [--file-kib 100] [--readers 8] [--shards 4] [--shard-mib 64[,256,...]] [--repeats 3]
+ *     [--ceiling-part-mib 8] [--ceiling-connections 16] [--no-supervisor]
  *
- * Prints, per profile: many small files (first pass, then again on the same mount) in seconds and S3
- * requests counted at the proxy; shards read one after another in MB/s (median of the repeats, each on a
- * fresh mount, so every one starts cold); then the supervisor's kill -9 → serving time and `down` time
+ * Prints, per profile: many small files (first pass, then again on the same mount; `--files 0` skips them) in
+ * seconds and S3 requests counted at the proxy; for each shard size, the shards read one after another in MB/s
+ * (median of the repeats, each on a fresh mount, so every one starts cold) beside the rig's ceiling: the same
+ * shards read with `--ceiling-connections` parallel ranged GETs of `--ceiling-part-mib` through the same proxy
+ * and delay (the AWS SDK, no file system); then the supervisor's kill -9 → serving time and `down` time
  * (supervise-harness.ts, the agent bundle, no delay).
  */
-import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { randomBytes } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -40,6 +43,9 @@ const { values } = parseArgs({
     shards: { type: 'string', default: '4' },
     'shard-mib': { type: 'string', default: '64' },
     repeats: { type: 'string', default: '3' },
+    'ceiling-part-mib': { type: 'string', default: '8' },
+    'ceiling-connections': { type: 'string', default: '16' },
+    'no-supervisor': { type: 'boolean', default: false },
   },
 });
 const opt = {
@@ -49,20 +55,29 @@ const opt = {
   fileBytes: Number(values['file-kib']) * 1024,
   readers: Number(values.readers),
   shards: Number(values.shards),
-  shardBytes: Number(values['shard-mib']) * 1024 * 1024,
+  shardSizesMiB: values['shard-mib'].split(',').map(Number),
   repeats: Number(values.repeats),
+  ceilingPartBytes: Number(values['ceiling-part-mib']) * 1024 * 1024,
+  ceilingConnections: Number(values['ceiling-connections']),
+  supervisor: !values['no-supervisor'],
 };
+for (const [name, n] of Object.entries({ ...opt, shardSizesMiB: Math.min(...opt.shardSizesMiB) }))
+  if (typeof n === 'number' && !(n >= 0)) throw new Error(`--${name}: not a number`);
 
 interface Profile {
   readonly name: string;
-  readonly forBucket: (bucket: string) => Promise<MountProfile>;
+  readonly forBucket: (bucket: string, prefix?: string) => Promise<MountProfile>;
 }
 
 const profiles: Profile[] = [
-  { name: 'Mountpoint defaults', forBucket: (bucket) => Promise.resolve(defaultsProfile(bucket)) },
+  {
+    name: 'Mountpoint defaults',
+    forBucket: (bucket, prefix) => Promise.resolve(defaultsProfile(bucket, prefix)),
+  },
   {
     name: `tuned (${opt.instanceType})`,
-    forBucket: (bucket) => agentProfile({ instanceType: opt.instanceType, bucket, cache: 'local' }),
+    forBucket: (bucket, prefix) =>
+      agentProfile({ instanceType: opt.instanceType, bucket, ...(prefix ? { prefix } : {}), cache: 'local' }),
   },
 ];
 
@@ -76,6 +91,11 @@ async function readAll(dir: string, readers: number): Promise<number> {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const seconds = (ms: number) => (ms / 1000).toFixed(2);
+const MIB = 1024 * 1024;
+/** Where the shards of one size are: `mib-64/shard-0.tar` ... */
+const shardPrefix = (mib: number) => `mib-${mib}/`;
+const shardKeys = (mib: number) =>
+  Array.from({ length: opt.shards }, (_, i) => `${shardPrefix(mib)}shard-${i}.tar`);
 
 async function seed(endpoint: string): Promise<void> {
   process.env.AWS_ENDPOINT_URL = endpoint;
@@ -90,16 +110,35 @@ async function seed(endpoint: string): Promise<void> {
         .slice(i, i + 16)
         .map((Key) => s3.send(new PutObjectCommand({ Bucket: SMALL_BUCKET, Key, Body: body }))),
     );
-  for (let i = 0; i < opt.shards; i++)
-    await s3.send(
-      new PutObjectCommand({
-        Bucket: SHARD_BUCKET,
-        Key: `shard-${i}.tar`,
-        Body: randomBytes(opt.shardBytes),
-      }),
-    );
+  for (const mib of opt.shardSizesMiB) {
+    const shard = randomBytes(mib * MIB);
+    for (const Key of shardKeys(mib))
+      await s3.send(new PutObjectCommand({ Bucket: SHARD_BUCKET, Key, Body: shard }));
+  }
   s3.destroy();
   delete process.env.AWS_ENDPOINT_URL;
+}
+
+/**
+ * The rig's ceiling for one shard: `connections` ranged GETs of `partBytes` in flight at a time through the
+ * proxy (its delay included), the body of each drained and counted. What the emulator and the proxy can serve,
+ * with no file system, no prefetcher and no window to ramp up.
+ */
+async function rangedRead(s3: S3Client, key: string, size: number, partBytes: number, connections: number) {
+  let next = 0;
+  let bytes = 0;
+  const worker = async () => {
+    while (next < size) {
+      const start = next;
+      next = Math.min(size, next + partBytes);
+      const res = await s3.send(
+        new GetObjectCommand({ Bucket: SHARD_BUCKET, Key: key, Range: `bytes=${start}-${next - 1}` }),
+      );
+      for await (const chunk of res.Body as AsyncIterable<Uint8Array>) bytes += chunk.length;
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, worker));
+  return bytes;
 }
 
 async function bench(): Promise<void> {
@@ -109,7 +148,7 @@ async function bench(): Promise<void> {
     await seed(moto.endpoint);
     say(
       `${real.kind} Mountpoint ${real.binary}; moto + ${opt.delayMs} ms per S3 request; ` +
-        `seeded ${opt.files} x ${opt.fileBytes / 1024} KiB and ${opt.shards} x ${opt.shardBytes / 1048576} MiB in ${seconds(Date.now() - seedStarted)} s`,
+        `seeded ${opt.files} x ${opt.fileBytes / 1024} KiB and ${opt.shards} x ${opt.shardSizesMiB.join(', ')} MiB in ${seconds(Date.now() - seedStarted)} s`,
     );
     proxy.addRule({ service: 's3', fault: { kind: 'delay', ms: opt.delayMs } });
     const s3Requests = () => {
@@ -117,39 +156,83 @@ async function bench(): Promise<void> {
       const n = (op: string) => ops[`s3:${op}`]?.requests ?? 0;
       return `${proxy.count('s3')} (GET ${n('GetObject')}, HEAD ${n('HeadObject')}, LIST ${n('ListObjectsV2')})`;
     };
+    /** MB/s by shard size and profile, for the summary. */
+    const table = new Map<number, Map<string, number>>();
+    const record = (mib: number, name: string, rate: number) =>
+      table.set(mib, (table.get(mib) ?? new Map<string, number>()).set(name, rate));
+
+    process.env.AWS_ENDPOINT_URL = proxy.endpoint;
+    const direct = s3Client({ maxAttempts: 3 });
+    const ceilingName = `ceiling (${opt.ceilingPartBytes / MIB} MiB GETs x ${opt.ceilingConnections})`;
+    for (const mib of opt.shardSizesMiB) {
+      const rates: number[] = [];
+      for (let r = 0; r < opt.repeats; r++) {
+        const started = Date.now();
+        let bytes = 0;
+        for (const key of shardKeys(mib))
+          bytes += await rangedRead(direct, key, mib * MIB, opt.ceilingPartBytes, opt.ceilingConnections);
+        rates.push(bytes / 1e6 / ((Date.now() - started) / 1000));
+      }
+      record(mib, ceilingName, median(rates));
+      say(
+        `${ceilingName}, ${mib} MiB shards: median ${median(rates).toFixed(0)} MB/s (runs ${rates.map((x) => x.toFixed(0)).join(', ')})`,
+      );
+    }
+    direct.destroy();
+    delete process.env.AWS_ENDPOINT_URL;
+
     for (const profile of profiles) {
       const shown = (await profile.forBucket('bucket'))('/mnt/bench', '/var/cache/bench', '/run/bench');
       say(`\n${profile.name}: ${shown.args.join(' ')}`);
-      const small = await profile.forBucket(SMALL_BUCKET);
-      const shards = await profile.forBucket(SHARD_BUCKET);
-      await rig.mounted(small, async (path) => {
-        for (const pass of ['first pass', 'again, same mount']) {
-          proxy.resetStats();
-          const started = Date.now();
-          const bytes = await readAll(path, opt.readers);
-          const ms = Date.now() - started;
-          say(
-            `  small files, ${pass}: ${seconds(ms)} s, ${(bytes / 1e6 / (ms / 1000)).toFixed(1)} MB/s, S3 requests ${s3Requests()}`,
-          );
-        }
-      });
-      const rates: number[] = [];
-      let requests = '';
-      for (let r = 0; r < opt.repeats; r++) {
-        await rig.mounted(shards, async (path) => {
-          proxy.resetStats();
-          const started = Date.now();
-          const bytes = await readAll(path, 1);
-          rates.push(bytes / 1e6 / ((Date.now() - started) / 1000));
-          requests = s3Requests();
+      if (opt.files > 0) {
+        const small = await profile.forBucket(SMALL_BUCKET);
+        await rig.mounted(small, async (path) => {
+          for (const pass of ['first pass', 'again, same mount']) {
+            proxy.resetStats();
+            const started = Date.now();
+            const bytes = await readAll(path, opt.readers);
+            const ms = Date.now() - started;
+            say(
+              `  small files, ${pass}: ${seconds(ms)} s, ${(bytes / 1e6 / (ms / 1000)).toFixed(1)} MB/s, S3 requests ${s3Requests()}`,
+            );
+          }
         });
       }
+      for (const mib of opt.shardSizesMiB) {
+        const shards = await profile.forBucket(SHARD_BUCKET, shardPrefix(mib));
+        const rates: number[] = [];
+        let requests = '';
+        for (let r = 0; r < opt.repeats; r++) {
+          await rig.mounted(shards, async (path) => {
+            proxy.resetStats();
+            const started = Date.now();
+            const bytes = await readAll(path, 1);
+            rates.push(bytes / 1e6 / ((Date.now() - started) / 1000));
+            requests = s3Requests();
+          });
+        }
+        record(mib, profile.name, median(rates));
+        say(
+          `  ${opt.shards} x ${mib} MiB shards, one reader, cold: median ${median(rates).toFixed(0)} MB/s ` +
+            `(runs ${rates.map((x) => x.toFixed(0)).join(', ')}), S3 requests per run ${requests}`,
+        );
+      }
+    }
+
+    say(
+      '\nshard MiB   ' + [...(table.values().next().value?.keys() ?? [])].map((n) => n.padStart(28)).join(''),
+    );
+    for (const [mib, rates] of table) {
+      const ceiling = rates.get(ceilingName) ?? NaN;
       say(
-        `  shards, one reader, cold: median ${median(rates).toFixed(0)} MB/s ` +
-          `(runs ${rates.map((x) => x.toFixed(0)).join(', ')}), S3 requests per run ${requests}`,
+        `${String(mib).padStart(9)}   ` +
+          [...rates.values()]
+            .map((x) => `${x.toFixed(0)} MB/s (${((x / ceiling) * 100).toFixed(0)} %)`.padStart(28))
+            .join(''),
       );
     }
 
+    if (!opt.supervisor) return;
     proxy.clear();
     await moto.reset();
     const { result } = await runSupervise(moto.endpoint, real.binary);

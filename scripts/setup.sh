@@ -36,6 +36,26 @@ if ((${#need_apt[@]})); then
   fi
 fi
 
+# moto (the AWS emulator), cfn-lint and kubernetes-validate in a project-local virtualenv. Built in the
+# background while npm installs (both mostly wait on downloads and disk): a first run takes the longer of the two,
+# not their sum. Its output and its exit status are waited for below.
+stamp=".venv/.mountfleet-${MOTO_VERSION}-${CFN_LINT_VERSION}-${KUBERNETES_VALIDATE_VERSION}"
+venv_pid=
+if [[ -L .venv ]]; then
+  [[ -f $stamp ]] || log ".venv is a link to a shared virtualenv without ${stamp#.venv/}: not rebuilding it here"
+elif [[ ! -f $stamp ]]; then
+  log "python venv .venv: moto[server]==${MOTO_VERSION} cfn-lint==${CFN_LINT_VERSION} kubernetes-validate==${KUBERNETES_VALIDATE_VERSION} (in the background)"
+  (
+    python3 -m venv .venv
+    .venv/bin/pip install --quiet --disable-pip-version-check "moto[server]==${MOTO_VERSION}" \
+      "cfn-lint==${CFN_LINT_VERSION}" "kubernetes-validate==${KUBERNETES_VALIDATE_VERSION}"
+    touch "$stamp"
+  ) &
+  venv_pid=$!
+  # A failure below (npm, Node) ends this script: the background install goes with it.
+  trap '{ pkill -P "$venv_pid"; kill "$venv_pid"; } 2>/dev/null || true' EXIT
+fi
+
 # npm packages, exactly from the lockfile, when node_modules is missing or older than the lockfile.
 # The lockfile lists every platform's optional binding of unrs-resolver (jest's resolver): npm 11 leaves the
 # ones its registry cannot serve out of a lockfile it writes, and then its own `npm ci` refuses that file
@@ -47,21 +67,18 @@ if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules
     log "node_modules links to a shared install that looks older than package-lock.json: not running npm ci here"
   else
     log "npm ci"
-    npm ci --no-audit --no-fund --loglevel=error
+    npm ci --prefer-offline --no-audit --no-fund --loglevel=error
   fi
 fi
 
 # The Node.js the tests and the demo run on (scripts/lib/node.sh).
 install_project_node
 
-# moto (the AWS emulator), cfn-lint and kubernetes-validate in a project-local virtualenv.
-stamp=".venv/.mountfleet-${MOTO_VERSION}-${CFN_LINT_VERSION}-${KUBERNETES_VALIDATE_VERSION}"
-if [[ -L .venv ]]; then
-  [[ -f $stamp ]] || log ".venv is a link to a shared virtualenv without ${stamp#.venv/}: not rebuilding it here"
-elif [[ ! -f $stamp ]]; then
-  log "python venv .venv: moto[server]==${MOTO_VERSION} cfn-lint==${CFN_LINT_VERSION} kubernetes-validate==${KUBERNETES_VALIDATE_VERSION}"
-  python3 -m venv .venv
-  .venv/bin/pip install --quiet --disable-pip-version-check "moto[server]==${MOTO_VERSION}" "cfn-lint==${CFN_LINT_VERSION}" \
-    "kubernetes-validate==${KUBERNETES_VALIDATE_VERSION}"
-  touch "$stamp"
+if [[ -n $venv_pid ]]; then
+  trap - EXIT
+  wait "$venv_pid" || {
+    status=$?
+    log "the python virtualenv .venv failed (pip's output above; exit ${status})"
+    exit "$status"
+  }
 fi

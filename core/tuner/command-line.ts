@@ -18,6 +18,8 @@ export interface MountpointOptions {
   readonly allowOther?: boolean;
   readonly maximumThroughputGbps?: number;
   readonly memoryTargetMiB?: number;
+  /** `--read-part-size`, in bytes. */
+  readonly readPartSizeBytes?: number;
   readonly cacheDirectory?: string;
   readonly maxCacheSizeMiB?: number;
   readonly metadataTtl?: MetadataTtl;
@@ -40,6 +42,7 @@ export const FLAG_FIRST_VERSION = {
   '--allow-other': '1.0.0',
   '--maximum-throughput-gbps': '1.0.0',
   '--memory-target': '1.24.0',
+  '--read-part-size': '1.8.0',
   '--cache': '1.2.0',
   '--max-cache-size': '1.2.0',
   '--metadata-ttl': '1.2.0',
@@ -91,6 +94,7 @@ export function renderCommandLine(o: MountpointOptions, version: string): Render
   if (o.allowOther) add('--allow-other');
   if (o.maximumThroughputGbps !== undefined) add('--maximum-throughput-gbps', o.maximumThroughputGbps);
   if (o.memoryTargetMiB !== undefined) add('--memory-target', o.memoryTargetMiB);
+  if (o.readPartSizeBytes !== undefined) add('--read-part-size', o.readPartSizeBytes);
   for (const iface of o.bind ?? []) add('--bind', iface);
   if (o.cacheDirectory) add('--cache', o.cacheDirectory);
   if (o.cacheDirectory && o.maxCacheSizeMiB !== undefined) add('--max-cache-size', o.maxCacheSizeMiB);

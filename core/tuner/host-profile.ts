@@ -16,8 +16,19 @@ import type { Decision, MemoryFacts } from './plan-types';
 const MOUNTPOINT_MEMORY_SHARE = 0.25;
 /** `--memory-target` minimum accepted by Mountpoint 1.24.0. */
 export const MIN_MEMORY_TARGET_MIB = 512;
-/** Buffers per CRT connection: two 8 MiB parts in flight (default part size 8 MiB). */
-const MIB_PER_CONNECTION = 16;
+/** Mountpoint's default `--read-part-size` (8 MiB): the tuner never renders a smaller one. */
+const DEFAULT_PART_MIB = 8;
+/**
+ * Largest part the tuner renders: AWS names 8 and 16 MB as typical ranged-GET sizes, and a larger part makes a
+ * random read past a file's first MiB fetch more than it needs (the prefetcher's window starts at one part).
+ */
+const MAX_PART_MIB = 32;
+/** Parts in flight per CRT connection that the buffers are sized for. */
+const PARTS_PER_CONNECTION = 2;
+/** S3's first-byte latency, the wait every ranged GET pays before data flows: "tens of milliseconds" (AWS). */
+const FIRST_BYTE_SECONDS = 0.05;
+/** A part should take at least this many first-byte latencies to arrive, so the wait is at most ~10 % of a GET. */
+const TRANSFER_PER_LATENCY = 10;
 /**
  * Data buffers one process is given at most. Mountpoint's memory use follows its throughput target and
  * open handles, not host memory; the CRT's own default buffer pool stops at 8 GiB (targets above 75 Gbps,
@@ -82,17 +93,36 @@ export function planNetwork(
 }
 
 /**
- * `--memory-target` for one process targeting `gbps`: its connections' part buffers (at most
- * MAX_DATA_BUFFERS_MIB) plus the share Mountpoint holds back, within MOUNTPOINT_MEMORY_SHARE of memory over
- * `processCount` processes, and never below Mountpoint's minimum.
+ * `--read-part-size` and `--memory-target` for one process targeting `gbps`. The CRT opens about gbps/0.4
+ * connections (at least 10), so each carries gbps/connections; a part is the smallest power-of-two MiB from
+ * Mountpoint's 8 MiB up to MAX_PART_MIB whose transfer at that rate takes TRANSFER_PER_LATENCY first-byte
+ * latencies. The buffers are PARTS_PER_CONNECTION parts per connection; while they exceed MAX_DATA_BUFFERS_MIB
+ * or the memory share, the part is halved (never below 8 MiB). The target is the buffers plus the share
+ * Mountpoint holds back, within MOUNTPOINT_MEMORY_SHARE of memory over `processCount` processes, and never
+ * below Mountpoint's minimum.
  */
 export function memoryTargetFor(gbps: number, totalMiB: number, processCount: number) {
   const connections = Math.max(10, Math.ceil(gbps / 0.4));
-  const buffers = Math.min(connections * MIB_PER_CONNECTION, MAX_DATA_BUFFERS_MIB);
-  const wanted = Math.max(buffers + MIN_OVERHEAD_MIB, Math.ceil((buffers * 8) / 7));
+  const connectionMBps = (gbps * 125) / connections;
+  const latencyPartMiB = (connectionMBps * 1e6 * FIRST_BYTE_SECONDS * TRANSFER_PER_LATENCY) / 2 ** 20;
   const ceiling = Math.floor((totalMiB * MOUNTPOINT_MEMORY_SHARE) / Math.max(1, processCount));
+  const wantedFor = (buffers: number) => Math.max(buffers + MIN_OVERHEAD_MIB, Math.ceil((buffers * 8) / 7));
+  const uncapped = (part: number) => connections * PARTS_PER_CONNECTION * part;
+  let partMiB = DEFAULT_PART_MIB;
+  while (partMiB < MAX_PART_MIB && partMiB < latencyPartMiB) partMiB *= 2;
+  const byLatency = partMiB;
+  while (
+    partMiB > DEFAULT_PART_MIB &&
+    (uncapped(partMiB) > MAX_DATA_BUFFERS_MIB || wantedFor(uncapped(partMiB)) > ceiling)
+  )
+    partMiB /= 2;
+  const buffers = Math.min(uncapped(partMiB), MAX_DATA_BUFFERS_MIB);
+  const wanted = wantedFor(buffers);
   return {
     connections,
+    connectionMBps,
+    byLatency,
+    partMiB,
     buffers,
     wanted,
     ceiling,
@@ -100,18 +130,61 @@ export function memoryTargetFor(gbps: number, totalMiB: number, processCount: nu
   };
 }
 
+/** GETs a sequential read of a `fileMiB` file costs: Mountpoint's 1.125 MiB first request, then whole parts. */
+const getsFor = (fileMiB: number, partMiB: number) => 1 + Math.ceil((fileMiB - 1.125) / partMiB);
+
+/** The part each ranged GET fetches: long enough that S3's first-byte wait is a small share of it. */
+export function readPartDecision(mem: ReturnType<typeof memoryTargetFor>): Decision {
+  const halved = mem.partMiB < mem.byLatency;
+  return {
+    setting: '--read-part-size',
+    value: `${mem.partMiB * 2 ** 20} (${mem.partMiB} MiB)`,
+    reason:
+      `each of ${mem.connections} connections carries ${mem.connectionMBps.toFixed(1)} MB/s; ` +
+      `a part of ${mem.byLatency} MiB takes at least ${TRANSFER_PER_LATENCY}x S3's ~${FIRST_BYTE_SECONDS * 1000} ms first-byte wait to arrive ` +
+      `(from Mountpoint's ${DEFAULT_PART_MIB} MiB, doubling, at most ${MAX_PART_MIB} MiB)` +
+      (halved
+        ? `; halved to ${mem.partMiB} MiB so that ${PARTS_PER_CONNECTION} parts per connection stay within the memory target`
+        : '') +
+      (mem.partMiB > DEFAULT_PART_MIB
+        ? `; fewer, longer GETs per file: a 256 MiB shard costs ${getsFor(256, mem.partMiB)} GETs instead of ${getsFor(256, DEFAULT_PART_MIB)}`
+        : "; stated explicitly: Mountpoint's default"),
+    fact:
+      `reference: --read-part-size (1.8.0, bytes, default ${DEFAULT_PART_MIB} MiB); AWS: typical byte-range GETs are 8 or 16 MB ` +
+      '(docs.aws.amazon.com/whitepapers/latest/s3-optimizing-performance-best-practices/use-byte-range-fetches.html), ' +
+      'median latency of small requests tens of milliseconds (…/timeouts-and-retries-for-latency-sensitive-applications.html); ' +
+      'measured: bench/mountpoint.ts, docs/agent.md',
+  };
+}
+
+/**
+ * The prefetcher, which 1.24 has no flag for: explained, left at Mountpoint's own behaviour, bounded by the
+ * memory target.
+ */
+export const PREFETCH_DECISION: Decision = {
+  setting: 'prefetch window',
+  value: "Mountpoint's own (no flag)",
+  reason:
+    'a sequential reader gets a first GET of 1.125 MiB, then a window of one part that doubles each time the reader waits, ' +
+    'up to 2 GiB per open file; a larger part so starts with a larger window, and the memory target shrinks windows under pressure',
+  fact:
+    'reference: Mountpoint 1.24 source (mountpoint-s3-fs prefetch.rs, prefetch/backpressure_controller.rs): no command-line flag; ' +
+    'the environment variable UNSTABLE_MOUNTPOINT_MAX_PREFETCH_WINDOW_SIZE is unstable and "may be removed at any time", so it is not set',
+};
+
 /** Memory: the buffers the throughput target keeps in flight, never more than the job can spare. */
 export function memoryDecision(
   mem: ReturnType<typeof memoryTargetFor>,
   memory: MemoryFacts,
   processCount: number,
 ): Decision {
+  const perConnection = PARTS_PER_CONNECTION * mem.partMiB;
   return {
     setting: '--memory-target',
     value: `${mem.target} MiB per process (${processCount} process(es))`,
     reason:
-      `${mem.connections} connections x ${MIB_PER_CONNECTION} MiB = ${mem.connections * MIB_PER_CONNECTION} MiB of data buffers` +
-      (mem.buffers < mem.connections * MIB_PER_CONNECTION ? `, capped at ${MAX_DATA_BUFFERS_MIB} MiB` : '') +
+      `${mem.connections} connections x ${perConnection} MiB (${PARTS_PER_CONNECTION} parts of ${mem.partMiB} MiB) = ${mem.connections * perConnection} MiB of data buffers` +
+      (mem.buffers < mem.connections * perConnection ? `, capped at ${MAX_DATA_BUFFERS_MIB} MiB` : '') +
       `; with Mountpoint's overhead share max(${MIN_OVERHEAD_MIB} MiB, target/8) that is ${mem.wanted} MiB; ` +
       `all Mountpoint processes stay within ${MOUNTPOINT_MEMORY_SHARE * 100}% of memory ` +
       `(${mem.ceiling} MiB each) and the job keeps the rest; Mountpoint's default would be 95% of memory` +
@@ -121,7 +194,7 @@ export function memoryDecision(
     fact:
       `${memory.source}: ${memory.totalMiB} MiB; reference: Mountpoint doc/CONFIGURATION.md (--memory-target >= 512, ` +
       'overhead max(128 MiB, target/8), default 95% of memory); buffers follow throughput, not host memory: ' +
-      'the CRT opens about N/0.4 connections (>= 10) with 8 MiB parts, and its own default pool is 2/4/8 GiB ' +
+      'the CRT opens about N/0.4 connections (>= 10), and its own default pool is 2/4/8 GiB ' +
       'for targets up to 25/75/above 75 Gbps (aws-c-s3)',
   };
 }

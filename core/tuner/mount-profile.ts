@@ -34,6 +34,7 @@ const EXPRESS_PROCESS_MAX_ATTEMPTS = 5;
 interface SharedSettings {
   readonly perMountGbps: number;
   readonly memoryTargetMiB: number;
+  readonly readPartSizeBytes: number;
   readonly bind: readonly string[];
   /** The local cache each locally cached mount gets, and how many such mounts there are. */
   readonly localShareMiB: number;
@@ -186,6 +187,7 @@ function baseOptions(host: TuningHost, mount: MountSettings, shared: SharedSetti
     allowOther: true,
     maximumThroughputGbps: shared.perMountGbps,
     memoryTargetMiB: shared.memoryTargetMiB,
+    readPartSizeBytes: shared.readPartSizeBytes,
     metadataTtl: ttl,
     bind: shared.bind,
     otlpExportIntervalSeconds: OTLP_EXPORT_INTERVAL_SECONDS,

@@ -13,6 +13,8 @@ import {
   memoryTargetFor,
   metricsDecisions,
   planNetwork,
+  PREFETCH_DECISION,
+  readPartDecision,
 } from './host-profile';
 import { failoverFor, planMount } from './mount-profile';
 import type { MountSettings, TuningHost, TuningPlan } from './plan-types';
@@ -41,7 +43,9 @@ export function tuneMounts(host: TuningHost, mounts: readonly MountSettings[]): 
   const mem = memoryTargetFor(network.perMountGbps, memory.totalMiB, processCount);
   const decisions = [
     ...network.decisions,
-    ...(processCount > 0 ? [memoryDecision(mem, memory, processCount)] : []),
+    ...(processCount > 0
+      ? [memoryDecision(mem, memory, processCount), readPartDecision(mem), PREFETCH_DECISION]
+      : []),
     cacheVolumeDecision(instance, cacheVolume),
     ...metricsDecisions(metricsRelay),
   ];
@@ -51,6 +55,7 @@ export function tuneMounts(host: TuningHost, mounts: readonly MountSettings[]): 
   const shared = {
     perMountGbps: network.perMountGbps,
     memoryTargetMiB: mem.target,
+    readPartSizeBytes: mem.partMiB * 2 ** 20,
     bind: network.bind,
     localMounts,
     localShareMiB:

@@ -36,18 +36,36 @@ describe('tuned mount options per instance type (golden)', () => {
   // Two volumes on each node: the host's bandwidth and Mountpoint's memory share are split between them.
   test.each<[string, string[], string]>([
     [
-      't3.medium', // burstable: the 0.256 Gbps baseline rounds up to the 1 Gbps minimum; 512 MiB floor
-      ['allow-other', 'maximum-throughput-gbps 1', 'memory-target 512', 'metadata-ttl indefinite'],
+      't3.medium', // burstable: the 0.256 Gbps baseline rounds up to the 1 Gbps minimum; 512 MiB floor; 8 MiB parts
+      [
+        'allow-other',
+        'maximum-throughput-gbps 1',
+        'memory-target 512',
+        'metadata-ttl indefinite',
+        'read-part-size 8388608',
+      ],
       '5120Mi', // no instance store: 25% of 20 GiB root, one locally cached volume
     ],
     [
-      'm6id.4xlarge', // 12.5 Gbps peak → 12 → 6 per volume; one 950 GB NVMe disk, 90% usable
-      ['allow-other', 'maximum-throughput-gbps 6', 'memory-target 512', 'metadata-ttl indefinite'],
+      'm6id.4xlarge', // 12.5 Gbps peak → 12 → 6 per volume: 15 connections x 2 x 32 MiB parts, + 1/8; one 950 GB NVMe disk, 90% usable
+      [
+        'allow-other',
+        'maximum-throughput-gbps 6',
+        'memory-target 1098',
+        'metadata-ttl indefinite',
+        'read-part-size 33554432',
+      ],
       '815391Mi',
     ],
     [
-      'c6gn.16xlarge', // 100 Gbps → 50 per volume: 125 connections x 16 MiB, + overhead (8/7)
-      ['allow-other', 'maximum-throughput-gbps 50', 'memory-target 2286', 'metadata-ttl indefinite'],
+      'c6gn.16xlarge', // 100 Gbps → 50 per volume: 125 connections x 2 x 32 MiB parts, + overhead (8/7)
+      [
+        'allow-other',
+        'maximum-throughput-gbps 50',
+        'memory-target 9143',
+        'metadata-ttl indefinite',
+        'read-part-size 33554432',
+      ],
       '5120Mi',
     ],
   ])('%s', (type, tuned, sizeLimit) => {
@@ -74,6 +92,7 @@ describe('tuned mount options per instance type (golden)', () => {
         'allow-overwrite',
         tuned[1],
         tuned[2],
+        tuned[4],
         'metadata-ttl minimal',
         'prefix out/',
         'region us-east-1',

@@ -156,7 +156,7 @@ describe('--memory-target on large hosts', () => {
     const decision = report.plan.host.find((d) => d.setting === '--memory-target')!;
     expect(decision.value).toBe('9363 MiB per process (2 process(es))');
     expect(decision.reason).toMatch(
-      /^8000 connections x 16 MiB = 128000 MiB of data buffers, capped at 8192 MiB; with Mountpoint's overhead share max\(128 MiB, target\/8\) that is 9363 MiB;/,
+      /^8000 connections x 16 MiB \(2 parts of 8 MiB\) = 128000 MiB of data buffers, capped at 8192 MiB; with Mountpoint's overhead share max\(128 MiB, target\/8\) that is 9363 MiB;/,
     );
     expect(decision.fact).toMatch(
       /doc\/CONFIGURATION\.md .*2\/4\/8 GiB for targets up to 25\/75\/above 75 Gbps/,
@@ -172,11 +172,69 @@ describe('--memory-target on large hosts', () => {
       wanted: 288,
       target: 512,
     });
-    expect(memoryTargetFor(100, 786432, 2)).toMatchObject({ connections: 250, buffers: 4000, wanted: 4572 });
-    expect(memoryTargetFor(200, 131072, 2).target).toBe(9143);
+    // 50 MB/s a connection would take 32 MiB parts; 250 x 2 x 32 MiB is over the cap, so 16 MiB.
+    expect(memoryTargetFor(100, 786432, 2)).toMatchObject({
+      connections: 250,
+      byLatency: 32,
+      partMiB: 16,
+      buffers: 8000,
+      wanted: 9143,
+    });
+    expect(memoryTargetFor(200, 131072, 2)).toMatchObject({ partMiB: 8, target: 9143 });
     expect(memoryTargetFor(3200, 2097152, 2)).toMatchObject({ buffers: MAX_DATA_BUFFERS_MIB, target: 9363 });
     // The job's share wins over what the throughput could use: 25% of 8 GiB over two processes.
-    expect(memoryTargetFor(25, 8192, 2)).toMatchObject({ wanted: 1152, ceiling: 1024, target: 1024 });
+    // ...and the part falls back to Mountpoint's 8 MiB when larger ones do not fit it.
+    expect(memoryTargetFor(25, 8192, 2)).toMatchObject({
+      byLatency: 32,
+      partMiB: 8,
+      wanted: 1152,
+      ceiling: 1024,
+      target: 1024,
+    });
+  });
+
+  test('--read-part-size: from the per-connection rate, 8 to 32 MiB, halved to fit memory, never below 8 MiB', () => {
+    // 1 Gbps over the CRT's 10 connections: 12.5 MB/s x 0.5 s = 6.0 MiB -> Mountpoint's 8 MiB.
+    expect(memoryTargetFor(1, 4096, 1)).toMatchObject({ connections: 10, partMiB: 8 });
+    // 2 Gbps: 25 MB/s -> 11.9 MiB -> 16 MiB.
+    expect(memoryTargetFor(2, 16384, 1)).toMatchObject({ connections: 10, byLatency: 16, partMiB: 16 });
+    // 10 Gbps (g5.xlarge): 25 connections of 50 MB/s -> 23.8 MiB -> 32 MiB; 2 x 32 MiB each = 1600 MiB of buffers.
+    expect(memoryTargetFor(10, 16384, 1)).toMatchObject({
+      connections: 25,
+      partMiB: 32,
+      buffers: 1600,
+      target: 1829,
+    });
+    // Same rate, two processes on 8 GiB: 32 MiB parts would want 1829 MiB each of the 1024 MiB share, 16 MiB 928.
+    expect(memoryTargetFor(10, 8192, 2)).toMatchObject({ partMiB: 16, target: 928 });
+    // ...on 4 GiB (512 MiB each) only Mountpoint's 8 MiB fits.
+    expect(memoryTargetFor(10, 4096, 2)).toMatchObject({ partMiB: 8, target: 512 });
+    for (const gbps of [1, 3, 5, 12, 25, 50, 100, 200, 400, 3200])
+      for (const totalMiB of [512, 4096, 65536, 2097152]) {
+        const m = memoryTargetFor(gbps, totalMiB, 2);
+        expect([8, 16, 32]).toContain(m.partMiB);
+        expect(m.partMiB).toBeLessThanOrEqual(m.byLatency);
+        expect(m.buffers).toBeLessThanOrEqual(MAX_DATA_BUFFERS_MIB);
+      }
+  });
+
+  test('tune explains the part size and the prefetcher it leaves alone, and renders --read-part-size', async () => {
+    const report = await tuneForInstanceType({ instanceType: 'g5.xlarge' });
+    const part = report.plan.host.find((d) => d.setting === '--read-part-size')!;
+    expect(part.value).toBe('33554432 (32 MiB)');
+    expect(part.reason).toMatch(
+      /^each of 25 connections carries 50\.0 MB\/s; .* a 256 MiB shard costs 9 GETs instead of 33$/,
+    );
+    expect(part.fact).toMatch(/use-byte-range-fetches/);
+    const prefetch = report.plan.host.find((d) => d.setting === 'prefetch window')!;
+    expect(prefetch.fact).toMatch(
+      /no command-line flag; .*UNSTABLE_MOUNTPOINT_MAX_PREFETCH_WINDOW_SIZE .* not set$/,
+    );
+    for (const p of report.plan.mounts[0].processes)
+      expect(flagValue(p.args, '--read-part-size')).toBe('33554432');
+    expect(formatTuneReport(report)).toContain(
+      '  --read-part-size = 33554432 (32 MiB)\n      why:  each of 25',
+    );
   });
 
   test('for every type in the table, with every card bound: within the cap and the 25% share, never below 512', () => {
