@@ -5,7 +5,7 @@
  * job's status in moto's DescribeJobs / ListJobs answers to the state a queued or running job has on AWS.
  */
 import { RegisterJobDefinitionCommand, SubmitJobCommand, type BatchClient } from '@aws-sdk/client-batch';
-import type { Tag } from '@aws-sdk/client-efs';
+import { TagResourceCommand, type Tag } from '@aws-sdk/client-efs';
 import { reaperSettingsFromEnv, reaperSettingsFromFlags } from '../../../core/contract/reaper-settings';
 import { creationToken } from '../../../core/contract/creation-token';
 import { TAG_BATCH_JOB, TAG_BATCH_QUEUE, runJobDefinitionName } from '../../../core/contract/batch';
@@ -246,6 +246,35 @@ describe('the reaper and Batch runs (emulator)', () => {
       const report = await reap(c, settings, { clock: clockAt(40) });
 
       expect(report.deleted).toEqual([id]);
+    });
+
+    it('is spared when its job tag appears between the decision and the re-check before deleting', async () => {
+      const c = reaperClients();
+      const id = await batchFileSystem(c, fleet);
+      const lateJob = '0b1e6c9f-0000-4000-8000-00000000beef';
+      // Right after the reaper's ListJobs (no job of the run: decided delete), the run's job tag is written, as
+      // a submit would after SubmitJob; the re-check must see it.
+      const clients = reaperClients();
+      clients.batch.middlewareStack.add(
+        (next, context) => async (args) => {
+          const out = await next(args);
+          if (context.commandName === 'ListJobsCommand') {
+            await c.efs.send(
+              new TagResourceCommand({ ResourceId: id, Tags: [{ Key: TAG_BATCH_JOB, Value: lateJob }] }),
+            );
+          }
+          return out;
+        },
+        { step: 'initialize', name: 'lateJobTag' },
+      );
+
+      const report = await reap(clients, settings, { clock: clockAt(40) });
+
+      expect(report.deleted).toEqual([]);
+      expect(keptReason(report, id)).toContain(
+        `re-checked before deleting: ${TAG_BATCH_JOB} changed from (none) to ${lateJob}`,
+      );
+      expect((await describeAll(c.efs)).has(id)).toBe(true);
     });
 
     it("is kept while its run's job is active, and deleted once it ended", async () => {
