@@ -13,6 +13,13 @@
  *    installed the bench says why and goes on without it;
  * `--deletion-only` runs part 2 alone, `--read-path-only` part 1 alone.
  *
+ * `--batch` runs the Batch scenario alone: a dry-run scan of 1,000 Batch runs' file systems (read calls by
+ * operation; target: 22 — 10 pages, 2 GetMetricData, 10 DescribeJobs, 100 job ids a call, as the report's
+ * batchLookups counts them) and the deletion rate of 200 Batch orphans with a mount target behind the same
+ * 10 req/s bucket (target: as part 2's headline — 3.02 EFS calls per deletion, >= 95% of the floor). Their job
+ * ids are ones the emulator does not know: kept under the 60 min bound (the scan, at 45 min), deleted past it
+ * (the deletion run, at 70 min); the DescribeJobs calls are the same whatever the jobs' states.
+ *
  * 3. the Lambda bundle's size (target <= 100 KB, SDK external) and its cold initialisation in a fresh
  *    process: loading the bundle and constructing its clients (target <= 150 ms).
  */
@@ -222,7 +229,12 @@ async function benchReadPath(proxy: FaultProxy) {
 interface DeletionMix {
   readonly orphans: number;
   readonly withMountTarget: number;
+  /** Batch runs' file systems (judged by their jobs) instead of file systems of a terminated owner. */
+  readonly batch?: boolean;
 }
+
+/** A Batch run's file system, as `mountfleet batch submit` tags it; its job id one the emulator does not know. */
+const batchRunSpec = (): FileSystemSpec => ({ batchQueue: 'bench-az0', batchJob: randomUUID() });
 
 /** A fresh emulator with `mix` orphans of the fleet (their owner terminated), and the bucket in front of EFS. */
 async function seedOrphans(moto: MotoServer, proxy: FaultProxy, mix: DeletionMix) {
@@ -236,7 +248,7 @@ async function seedOrphans(moto: MotoServer, proxy: FaultProxy, mix: DeletionMix
     async (i) =>
       void (await createFileSystem(efs, net, {
         fleet: FLEET,
-        owner: gone,
+        ...(mix.batch ? batchRunSpec() : { owner: gone }),
         mountTarget: i < mix.withMountTarget,
       })),
   );
@@ -289,13 +301,14 @@ async function benchDeletion(moto: MotoServer, proxy: FaultProxy, mix: DeletionM
   const c = clients();
   const t0 = performance.now();
   const report = await reap(c, reaperSettingsFromFlags({ fleetId: FLEET, maxDeletionsPerRun: mix.orphans }), {
-    clock: clockAt(60),
+    clock: clockAt(mix.batch ? 70 : 60),
   });
   const seconds = (performance.now() - t0) / 1000;
   return {
     ...deletionFigures(proxy, mix, report.deleted.length, seconds),
     failed: report.failed.length,
     kept: report.kept.length,
+    batchLookups: report.batchLookups,
   };
 }
 
@@ -416,38 +429,115 @@ async function printReadPath(proxy: FaultProxy) {
   );
 }
 
+async function printDeletion(moto: MotoServer, proxy: FaultProxy, mix: DeletionMix, headline: boolean) {
+  const del = await benchDeletion(moto, proxy, mix);
+  const what = mix.batch ? 'Batch runs ended long ago' : 'orphans';
+  console.log(
+    `\n== mountfleet reap: ${mix.orphans} ${what} (${mix.withMountTarget} with a mount target) behind a 10 req/s EFS token bucket ==`,
+  );
+  console.log(
+    `deleted ${del.deleted}, kept ${del.kept}, failed ${del.failed} in ${del.seconds.toFixed(1)} s; EFS requests ${del.requests} ` +
+      `(${del.forwarded} through, ${del.throttled} throttled by the bucket)` +
+      (mix.batch
+        ? `; Batch: ${del.batchLookups.describeJobs} DescribeJobs, ${del.batchLookups.listJobs} ListJobs`
+        : ''),
+  );
+  console.log(
+    `EFS calls per deleted file system: ${del.callsPerDeleted.toFixed(2)} through the bucket ` +
+      `(${(del.requests / del.deleted).toFixed(2)} sent), every deletion re-checked; the floor ${del.floorPerDeleted.toFixed(2)} ` +
+      `(3 with a mount target, 1 without; listing and re-check pages, one per 100, on top)`,
+  );
+  console.log(
+    `time: ${del.seconds.toFixed(1)} s against the floor's ${del.floorSeconds.toFixed(1)} s at 10 req/s = ` +
+      `${(100 * del.ofFloor).toFixed(1)}% of the floor` +
+      (headline ? ` (target >= 95%: <= ${(del.floorSeconds / 0.95).toFixed(1)} s)` : '') +
+      `; requests through the bucket ${(100 * del.usefulRatio).toFixed(0)}% of 10/s`,
+  );
+  return del;
+}
+
+/** The Batch scenario (`--batch`): 1,000 Batch runs scanned, then 200 Batch orphans deleted. */
+async function benchBatch(moto: MotoServer, proxy: FaultProxy) {
+  const efs = setupEfs();
+  const net = await createNetwork(ec2Client(), 6);
+  const ids: string[] = [];
+  const started = Date.now();
+  await pool(
+    Array.from({ length: 1000 }, (_, i) => i),
+    8,
+    async (i) => {
+      const subnet = net.subnets[i % net.subnets.length];
+      ids.push(
+        await createFileSystem(
+          efs,
+          { ...net, subnets: [subnet] },
+          { fleet: FLEET, ...batchRunSpec(), mountTarget: true },
+        ),
+      );
+    },
+  );
+  say(`created ${ids.length} Batch runs' file systems in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  const clock = clockAt(45);
+  await seedConnections(
+    cloudWatchClient(),
+    ids,
+    Array.from({ length: 10 }, () => 0),
+    clock.now(),
+    8,
+  );
+  const c = clients();
+  await c.efs.send(new (await import('@aws-sdk/client-efs')).DescribeFileSystemsCommand({ MaxItems: 1 })); // warm-up
+  proxy.resetStats();
+  const t0 = performance.now();
+  const report = await reap(
+    c,
+    reaperSettingsFromFlags({ fleetId: FLEET, dryRun: true, maxDeletionsPerRun: 1000 }),
+    { clock },
+  );
+  const wallMs = performance.now() - t0;
+  const byOperation = Object.entries(proxy.stats().byOperation).map(([op, st]) => [op, st.requests] as const);
+  const reads = byOperation.reduce((a, [, n]) => a + n, 0);
+  console.log(
+    "\n== dry-run scan of 1,000 Batch runs' file systems (0 connections, jobs unknown, 45 min old) ==",
+  );
+  console.log(
+    `decisions: would delete ${r(report.deleted)}, would mark ${r(report.marked)}, kept ${r(report.kept)}, failed ${r(report.failed)} (scanned ${report.scanned})`,
+  );
+  for (const [op, n] of byOperation) console.log(`  ${op.padEnd(28)} ${n}`);
+  console.log(
+    `report.batchLookups: ${report.batchLookups.describeJobs} DescribeJobs, ${report.batchLookups.listJobs} ListJobs; ` +
+      `read calls: ${reads} per 1,000 (target 22)   wall time: ${(wallMs / 1000).toFixed(2)} s`,
+  );
+  await moto.reset();
+  proxy.clear();
+  await printDeletion(moto, proxy, { orphans: 200, withMountTarget: 200, batch: true }, true);
+}
+
+const r = (list: readonly unknown[]) => list.length;
+
 async function main() {
   const moto = await MotoServer.start();
   const proxy = await FaultProxy.start({ target: moto.endpoint });
   process.env.AWS_ENDPOINT_URL = proxy.endpoint;
   const benchStart = Date.now();
   try {
+    if (process.argv.includes('--batch')) {
+      await benchBatch(moto, proxy);
+      console.log(
+        `\nload average ${loadavg()
+          .map((l) => l.toFixed(1))
+          .join(' ')}`,
+      );
+      return;
+    }
     if (!process.argv.includes('--deletion-only')) await printReadPath(proxy);
     if (process.argv.includes('--read-path-only')) return;
 
     const headline = { orphans: 200, withMountTarget: 200 };
     let reaperSeconds = 0;
     for (const mix of [headline, { orphans: 200, withMountTarget: 100 }]) {
-      const del = await benchDeletion(moto, proxy, mix);
+      const del = await printDeletion(moto, proxy, mix, mix === headline);
       if (mix === headline) reaperSeconds = del.seconds;
-      console.log(
-        `\n== mountfleet reap: ${mix.orphans} orphans (${mix.withMountTarget} with a mount target) behind a 10 req/s EFS token bucket ==`,
-      );
-      console.log(
-        `deleted ${del.deleted}, kept ${del.kept}, failed ${del.failed} in ${del.seconds.toFixed(1)} s; EFS requests ${del.requests} ` +
-          `(${del.forwarded} through, ${del.throttled} throttled by the bucket)`,
-      );
-      console.log(
-        `EFS calls per deleted file system: ${del.callsPerDeleted.toFixed(2)} through the bucket ` +
-          `(${(del.requests / del.deleted).toFixed(2)} sent), every deletion re-checked; the floor ${del.floorPerDeleted.toFixed(2)} ` +
-          `(3 with a mount target, 1 without; listing and re-check pages, one per 100, on top)`,
-      );
-      console.log(
-        `time: ${del.seconds.toFixed(1)} s against the floor's ${del.floorSeconds.toFixed(1)} s at 10 req/s = ` +
-          `${(100 * del.ofFloor).toFixed(1)}% of the floor` +
-          (mix === headline ? ` (target >= 95%: <= ${(del.floorSeconds / 0.95).toFixed(1)} s)` : '') +
-          `; requests through the bucket ${(100 * del.usefulRatio).toFixed(0)}% of 10/s`,
-      );
     }
 
     const custodian = custodianProgram();

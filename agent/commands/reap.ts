@@ -25,6 +25,7 @@ interface ReapFlags extends AwsFlags {
   metricLagMinutes?: string;
   maxDeletions?: string;
   deadlineMarginSeconds?: string;
+  batchUnknownJobMinutes?: string;
   maxRunSeconds?: string;
   json?: boolean;
 }
@@ -62,6 +63,10 @@ export const register: RegisterCommand = (program: Command, ctx) => {
       `${FLAG.deadlineMarginSeconds.flag} <n>`,
       `with --max-run-seconds: stop starting deletions this long before the end (default ${REAPER_DEFAULTS.deadlineMarginSeconds})`,
     )
+    .option(
+      `${FLAG.batchUnknownJobMinutes.flag} <n>`,
+      `a Batch run's job that Batch does not know counts as ended once its file system is this old (default ${REAPER_DEFAULTS.batchUnknownJobMinutes})`,
+    )
     .option('--json', 'print the report as one JSON document on stdout')
     .addOption(regionOption())
     .addOption(profileOption())
@@ -75,6 +80,7 @@ export const register: RegisterCommand = (program: Command, ctx) => {
         metricLagMinutes: flags.metricLagMinutes,
         maxDeletionsPerRun: flags.maxDeletions,
         deadlineMarginSeconds: flags.deadlineMarginSeconds,
+        batchUnknownJobMinutes: flags.batchUnknownJobMinutes,
       });
       const maxRunMs =
         flags.maxRunSeconds === undefined

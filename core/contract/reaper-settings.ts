@@ -15,6 +15,7 @@ export const REAPER_DEFAULTS = {
   metricLagMinutes: 5,
   maxDeletionsPerRun: 100,
   deadlineMarginSeconds: 60,
+  batchUnknownJobMinutes: 60,
 } as const;
 
 /**
@@ -45,6 +46,9 @@ export const REAPER_SETTING_RANGES = {
   metricLagMinutes: { min: 0, max: 60 },
   maxDeletionsPerRun: { min: 1, max: 1000 },
   deadlineMarginSeconds: { min: 0, max: 900 },
+  // At least 15: a job is visible to DescribeJobs within seconds of SubmitJob, and the tag is written after it.
+  // At most 7 days: Batch keeps an ended job describable for at least that long (job_states.html).
+  batchUnknownJobMinutes: { min: 15, max: 7 * 24 * 60 },
 } as const;
 export type ReaperNumericSetting = keyof typeof REAPER_SETTING_RANGES;
 
@@ -69,6 +73,11 @@ export const reaperSettingsSchema = z.object({
   maxDeletionsPerRun: bounded('maxDeletionsPerRun'),
   /** Stop starting deletions when less than this remains of the run's time (Lambda). */
   deadlineMarginSeconds: bounded('deadlineMarginSeconds'),
+  /**
+   * A Batch run's file system whose `mountfleet:batch-job` DescribeJobs does not return counts as ended only
+   * once it is this old (Batch forgets ended jobs; a failed look-up never counts). docs/reaper.md#batch-runs.
+   */
+  batchUnknownJobMinutes: bounded('batchUnknownJobMinutes'),
 });
 
 export type ReaperSettings = z.infer<typeof reaperSettingsSchema>;
@@ -85,6 +94,10 @@ export const REAPER_SETTING_SOURCES: Record<SettingName, { readonly env: string;
   metricLagMinutes: { env: 'MOUNTFLEET_METRIC_LAG_MINUTES', flag: '--metric-lag-minutes' },
   maxDeletionsPerRun: { env: 'MOUNTFLEET_MAX_DELETIONS_PER_RUN', flag: '--max-deletions' },
   deadlineMarginSeconds: { env: 'MOUNTFLEET_DEADLINE_MARGIN_SECONDS', flag: '--deadline-margin-seconds' },
+  batchUnknownJobMinutes: {
+    env: 'MOUNTFLEET_BATCH_UNKNOWN_JOB_MINUTES',
+    flag: '--batch-unknown-job-minutes',
+  },
 };
 
 /** A bad setting, naming the variable or flag it came from: a usage error of `mountfleet reap` (exit 2). */
@@ -127,6 +140,7 @@ export function reaperSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Rea
       metricLagMinutes: read('metricLagMinutes'),
       maxDeletionsPerRun: read('maxDeletionsPerRun'),
       deadlineMarginSeconds: read('deadlineMarginSeconds'),
+      batchUnknownJobMinutes: read('batchUnknownJobMinutes'),
     },
     'env',
   );

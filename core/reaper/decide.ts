@@ -17,8 +17,8 @@
  *    only on all-zero datapoints, never on none;
  * 4. a Batch run's file system (tag `mountfleet:batch-queue`: made by `mountfleet batch submit`, no owner
  *    instance) is judged by its job instead of an owner: kept while Batch says the job is active (SUBMITTED …
- *    RUNNING), whatever the metrics say; deleted once the job has ended (its teardown missed it), once Batch has
- *    not known the job for BATCH_UNKNOWN_JOB_MINUTES, or once a submit that never tagged it is past its limit
+ *    RUNNING), whatever the metrics say; deleted once the job has been ended for the grace period (its teardown
+ *    missed it), once Batch has not known the job for the batchUnknownJobMinutes setting, or once a submit that never tagged it is past its limit
  *    with no job of its run in the queue. A failed look-up is never evidence;
  * 5. metric-only evidence (owner running, every datapoint zero) is two-phase: mark, then delete once the
  *    mark has aged a full window and the file system is still idle. No datapoints is not zero.
@@ -29,6 +29,7 @@
 import {
   BATCH_ACTIVE_STATES,
   BATCH_SUBMIT_LIMIT_MINUTES,
+  REAPER_DEFAULTS,
   TAG_BATCH_JOB,
   TAG_BATCH_QUEUE,
   TAG_FLEET,
@@ -71,7 +72,13 @@ export interface FileSystemFacts {
  * `unknown`: Batch returned no such job (forgotten long after it ended, or none was submitted).
  */
 export type BatchJobEvidence =
-  | { readonly kind: 'known'; readonly jobId: string; readonly status: string }
+  | {
+      readonly kind: 'known';
+      readonly jobId: string;
+      readonly status: string;
+      /** When the job ended (epoch ms; DescribeJobs' and ListJobs' `stoppedAt`), if it did. */
+      readonly stoppedAt?: number;
+    }
   | { readonly kind: 'unknown' }
   | { readonly kind: 'lookup-failed'; readonly error: string };
 
@@ -128,6 +135,8 @@ export interface DecisionContext {
   readonly now: number;
   readonly graceMinutes: number;
   readonly idleWindowMinutes: number;
+  /** A Batch job id Batch does not return counts as ended once the file system is this old. @default 60 */
+  readonly batchUnknownJobMinutes?: number;
   /** The instance an interruption or termination event named: its going is the owner evidence. */
   readonly goneInstance?: GoneInstance;
 }
@@ -274,12 +283,7 @@ function ownerEvidence(
     : `owner ${owner} lookup failed (${ownerEvidence.error})`;
 }
 
-/**
- * Batch may no longer describe a job some time after it ended; a job id it does not return counts as ended only
- * once the file system is this old (well past any delay between SubmitJob and DescribeJobs showing the job).
- */
-const BATCH_UNKNOWN_JOB_MINUTES = 60;
-/** A submit never submits past its limit (core/batch); this margin covers the clocks of submitter and EFS. */
+/** A submit never submits past its limit (core/batch/run.ts); this margin covers the clocks of submitter and EFS. */
 const BATCH_UNTAGGED_MINUTES = BATCH_SUBMIT_LIMIT_MINUTES + 10;
 
 const ACTIVE_JOB_STATES: ReadonlySet<string> = new Set(BATCH_ACTIVE_STATES);
@@ -304,26 +308,45 @@ function batchRun(
     case 'lookup-failed':
       return keep(`${subject} look-up failed (${evidence.error}): a running job cannot be ruled out`);
     case 'known':
-      if (ACTIVE_JOB_STATES.has(evidence.status)) {
-        const why = `${subject} ${job === undefined ? `job ${evidence.jobId} of its run is` : 'is'} ${evidence.status}`;
-        return fs.markedIdleAt !== undefined ? { action: 'unmark', reason: why } : keep(why);
-      }
-      return del(
-        `${subject} ${job === undefined ? `job ${evidence.jobId} of its run ` : ''}ended ${evidence.status} and its teardown did not delete the file system`,
-      );
-    case 'unknown':
+      return batchJobKnown(fs, evidence, subject, ctx);
+    case 'unknown': {
       if (job === undefined) {
         return del(
           `${subject} no job of its run in queue ${fs.batchQueue}: its submit ended without submitting`,
         );
       }
-      if (ageMinutes < BATCH_UNKNOWN_JOB_MINUTES) {
-        return keep(
-          `${subject} is not known to Batch yet; counts as ended only after ${BATCH_UNKNOWN_JOB_MINUTES} min`,
-        );
+      const bound = ctx.batchUnknownJobMinutes ?? REAPER_DEFAULTS.batchUnknownJobMinutes;
+      if (ageMinutes < bound) {
+        return keep(`${subject} is not known to Batch yet; counts as ended only after ${bound} min`);
       }
       return del(`${subject} is unknown to Batch (ended long ago) ${ageMinutes} min after creation`);
+    }
   }
+}
+
+/**
+ * Rule 4, a job Batch describes: active keeps (and unmarks); ended deletes, but only once it has been ended for
+ * the grace period. The Batch teardown is the designed path for an ended job (its "Job State Change" event
+ * arrives within seconds, a failed delivery is retried for minutes, a failed attempt may be resubmitted first):
+ * stepping in sooner would race it on the same mount targets and report as missed a teardown still under way.
+ */
+function batchJobKnown(
+  fs: FileSystemFacts,
+  evidence: Extract<BatchJobEvidence, { kind: 'known' }>,
+  subject: string,
+  ctx: DecisionContext,
+): Decision {
+  const ofRun = fs.batchJobId === undefined ? ` job ${evidence.jobId} of its run` : '';
+  if (ACTIVE_JOB_STATES.has(evidence.status)) {
+    const why = `${subject}${ofRun} is ${evidence.status}`;
+    return fs.markedIdleAt !== undefined ? { action: 'unmark', reason: why } : keep(why);
+  }
+  if (evidence.stoppedAt !== undefined && ctx.now - evidence.stoppedAt < ctx.graceMinutes * MINUTE) {
+    return keep(
+      `${subject}${ofRun} ended ${evidence.status} ${minutesBetween(evidence.stoppedAt, ctx.now)} min ago: its teardown has the grace period (${ctx.graceMinutes} min) first`,
+    );
+  }
+  return del(`${subject}${ofRun} ended ${evidence.status} and its teardown did not delete the file system`);
 }
 
 /** Rule 5, metric-only evidence: two-phase (mark, then delete once the mark is a full window old). */

@@ -8,9 +8,7 @@
  *   when more than 200 owners are wanted, one query on the fleet tag (pages of 1,000) answers the fleet's
  *   own instances first, and only the owners it did not return are looked up by id.
  *
- * - Batch jobs: DescribeJobs takes 100 ids a call; a Batch run's file system its submit never tagged with a job
- *   (rare: a submit that died, or whose tag write failed) is looked up alone, by ListJobs on its queue filtered on
- *   its run's job definition.
+ * - Batch jobs: batch-jobs.ts (DescribeJobs, 100 ids a call).
  *
  * A failed read never turns into evidence: the affected file systems get `unavailable` / `lookup-failed`.
  */
@@ -19,13 +17,11 @@ import {
   type CloudWatchClient,
   type MetricDataQuery,
 } from '@aws-sdk/client-cloudwatch';
-import type { BatchClient, JobSummary } from '@aws-sdk/client-batch';
 import type { EC2Client, Filter } from '@aws-sdk/client-ec2';
 import { DescribeFileSystemsCommand, type EFSClient, type FileSystemDescription } from '@aws-sdk/client-efs';
 import { errorText, undefinedIfNotFound } from '../common';
 import { foreignReason, listFleetFileSystemDescriptions, tagValue } from '../efs';
 import {
-  BATCH_ACTIVE_STATES,
   TAG_BATCH_JOB,
   TAG_BATCH_QUEUE,
   TAG_FLEET,
@@ -36,19 +32,12 @@ import {
   TAG_TEARDOWN_STARTED_AT,
   ownerReleasedScratch,
   ownerStateOfInstance,
-  runJobDefinitionName,
 } from '../contract';
-import {
-  type BatchJobEvidence,
-  type ConnectionEvidence,
-  type FileSystemFacts,
-  type OwnerEvidence,
-} from './decide';
+import { type ConnectionEvidence, type FileSystemFacts, type OwnerEvidence } from './decide';
 
 const METRIC_QUERIES_PER_CALL = 500;
 const INSTANCE_FILTER_VALUES_PER_CALL = 200;
 const INSTANCES_PER_PAGE = 1000;
-const JOB_IDS_PER_CALL = 100;
 
 /**
  * Every file system tagged `mountfleet:fleet` = fleetId; others are dropped here and never looked at again.
@@ -110,7 +99,7 @@ export function connectionWindow(now: number, windowMinutes: number, lagMinutes:
   return { start: new Date(end - windowMinutes * 60_000), end: new Date(end) };
 }
 
-function chunks<T>(items: readonly T[], size: number): T[][] {
+export function chunks<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
@@ -257,73 +246,4 @@ export async function lookupOwners(
       return [id, error !== undefined ? { kind: 'lookup-failed', error } : ownerEvidence(states.get(id))];
     }),
   );
-}
-
-/** What Batch says of each job id, 100 ids a DescribeJobs call; an id it does not return is `unknown`. */
-export async function lookupBatchJobs(
-  batch: BatchClient,
-  jobIds: readonly string[],
-): Promise<Map<string, BatchJobEvidence>> {
-  // Loaded on use, as EC2's: most runs have no Batch file system to ask about.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { DescribeJobsCommand } = require('@aws-sdk/client-batch') as typeof import('@aws-sdk/client-batch');
-  const result = new Map<string, BatchJobEvidence>();
-  for (const ids of chunks([...new Set(jobIds)], JOB_IDS_PER_CALL)) {
-    try {
-      const out = await batch.send(new DescribeJobsCommand({ jobs: ids }));
-      const states = new Map((out.jobs ?? []).map((job) => [job.jobId, job.status ?? 'unknown']));
-      for (const id of ids) {
-        const status = states.get(id);
-        result.set(id, status === undefined ? { kind: 'unknown' } : { kind: 'known', jobId: id, status });
-      }
-    } catch (err) {
-      for (const id of ids) result.set(id, { kind: 'lookup-failed', error: errorText(err) });
-    }
-  }
-  return result;
-}
-
-const ACTIVE_JOB_STATES: ReadonlySet<string> = new Set(BATCH_ACTIVE_STATES);
-
-/**
- * The jobs of a Batch run its submit never tagged: ListJobs on the run's queue filtered on the run's job
- * definition (the filter is applied here too, by the summaries' jobDefinition). An active job answers first;
- * else the last one ended; none is `unknown`.
- */
-export async function lookupRunJobs(
-  batch: BatchClient,
-  fleetId: string,
-  fs: FileSystemFacts,
-): Promise<BatchJobEvidence> {
-  if (fs.batchQueue === undefined || fs.runId === undefined) {
-    return { kind: 'lookup-failed', error: `no ${TAG_BATCH_QUEUE} or run tag to find its jobs by` };
-  }
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { ListJobsCommand } = require('@aws-sdk/client-batch') as typeof import('@aws-sdk/client-batch');
-  const definition = runJobDefinitionName(fleetId, fs.runId);
-  const ofRun = (job: JobSummary) =>
-    /:job-definition\/([^:]+)/.exec(job.jobDefinition ?? '')?.[1] === definition;
-  const jobs: JobSummary[] = [];
-  try {
-    let nextToken: string | undefined;
-    do {
-      const page = await batch.send(
-        new ListJobsCommand({
-          jobQueue: fs.batchQueue,
-          filters: [{ name: 'JOB_DEFINITION', values: [definition] }],
-          nextToken,
-        }),
-      );
-      jobs.push(...(page.jobSummaryList ?? []).filter(ofRun));
-      nextToken = page.nextToken || undefined;
-    } while (nextToken);
-  } catch (err) {
-    return { kind: 'lookup-failed', error: errorText(err) };
-  }
-  const job =
-    jobs.find((j) => ACTIVE_JOB_STATES.has(j.status ?? '')) ??
-    jobs.sort((a, b) => (b.createdAt ?? 0) - (a.createdAt ?? 0))[0];
-  return job === undefined
-    ? { kind: 'unknown' }
-    : { kind: 'known', jobId: job.jobId!, status: job.status ?? 'unknown' };
 }

@@ -38,11 +38,10 @@ import {
   connectionWindow,
   describeFacts,
   listFleetFileSystems,
-  lookupBatchJobs,
   lookupOwners,
-  lookupRunJobs,
   readConnections,
 } from './evidence';
+import { gatherBatchJobs, type BatchLookups } from './batch-jobs';
 import { markIdle, unmarkIdle, type MarkResults } from './marks';
 import { judgeRecheck, recheckInBatches, type Work } from './recheck';
 import { emptyReport, type ReapReport } from './report';
@@ -139,6 +138,7 @@ async function decideAll(
   fileSystems: readonly FileSystemFacts[],
   ctx: DecisionContext,
   knownOwners: ReadonlyMap<string, OwnerEvidence>,
+  calls: BatchLookups,
 ): Promise<Map<string, Decision>> {
   const connections = new Map<string, ConnectionEvidence>();
   const owners = new Map<string, OwnerEvidence>(knownOwners);
@@ -180,19 +180,13 @@ async function decideAll(
     }
     results = round();
   }
-  const wantJobs = [...results].flatMap(([id, r]) =>
-    isNeed(r) && r.need === 'batch-job' ? [{ id, r }] : [],
-  );
+  const wantJobs = fileSystems.flatMap((fs) => {
+    const r = results.get(fs.id);
+    return r !== undefined && isNeed(r) && r.need === 'batch-job' ? [{ fs, need: r }] : [];
+  });
   if (wantJobs.length > 0) {
-    const tagged = wantJobs.flatMap(({ r }) => (r.need === 'batch-job' && r.jobId ? [r.jobId] : []));
-    if (tagged.length > 0) {
-      for (const [id, evidence] of await lookupBatchJobs(clients.batch, tagged)) batchJobs.set(id, evidence);
-    }
-    // A run its submit never tagged is rare (a submit that died): its jobs are listed alone, keyed by file system.
-    for (const { id, r } of wantJobs) {
-      if (r.need !== 'batch-job' || r.jobId !== undefined) continue;
-      const fs = fileSystems.find((f) => f.id === id)!;
-      batchJobs.set(id, await lookupRunJobs(clients.batch, settings.fleetId, fs));
+    for (const [key, evidence] of await gatherBatchJobs(clients.batch, settings.fleetId, wantJobs, calls)) {
+      batchJobs.set(key, evidence);
     }
     results = round();
   }
@@ -292,6 +286,8 @@ interface ReapRun {
   readonly clock: Clock;
   /** Milliseconds left before the run must stop starting new work (Infinity without a deadline). */
   timeLeft(): number;
+  /** The report's count of Batch calls, which the evidence gathering adds to. */
+  readonly batchLookups: BatchLookups;
   /** Puts one file system's outcome in the report and tells onDecision. */
   record(fs: FileSystemFacts, decision: Decision, outcome: Outcome, detail?: string): void;
 }
@@ -310,6 +306,7 @@ export async function reap(
     clock: options.clock ?? systemClock,
     timeLeft: () => (options.remainingTimeMs ? options.remainingTimeMs() - marginMs : Infinity),
     record: recorder(report, settings, options),
+    batchLookups: report.batchLookups,
   };
   const { fileSystems, decisions, now, listingPages } = await decideFleet(run);
   report.scanned = fileSystems.length;
@@ -358,9 +355,10 @@ async function decideFleet(run: ReapRun) {
     now: run.clock.now(),
     graceMinutes: settings.graceMinutes,
     idleWindowMinutes: settings.idleWindowMinutes,
+    batchUnknownJobMinutes: settings.batchUnknownJobMinutes,
     goneInstance: gone,
   };
-  const decisions = await decideAll(clients, settings, fileSystems, ctx, knownOwners);
+  const decisions = await decideAll(clients, settings, fileSystems, ctx, knownOwners, run.batchLookups);
   return { fileSystems, decisions, now: ctx.now, listingPages };
 }
 

@@ -1,4 +1,5 @@
 import { type ReaperMetricName } from '../contract';
+import type { BatchLookups } from './batch-jobs';
 
 /** What a reaper run did (or, in a dry run, would do). Every scanned file system is in exactly one list. */
 export interface ReapReport {
@@ -16,6 +17,8 @@ export interface ReapReport {
   /** Carry the fleet tag but were not made by the fleet (CreationToken, One Zone, backups): never touched. */
   readonly foreign: { id: string; reason: string }[];
   readonly failed: { id: string; error: string }[];
+  /** Batch calls made for the evidence on Batch runs (DescribeJobs, 100 jobs a call; ListJobs for untagged runs). */
+  readonly batchLookups: BatchLookups;
 }
 
 export function emptyReport(fleet: string, dryRun: boolean): ReapReport {
@@ -29,6 +32,7 @@ export function emptyReport(fleet: string, dryRun: boolean): ReapReport {
     kept: [],
     foreign: [],
     failed: [],
+    batchLookups: { describeJobs: 0, listJobs: 0 },
   };
 }
 
@@ -48,8 +52,11 @@ export function reportCounts(report: ReapReport): Record<ReaperMetricName, numbe
 export function summarizeReport(report: ReapReport): string {
   const c = reportCounts(report);
   const verb = report.dryRun ? 'would delete' : 'deleted';
+  const { describeJobs, listJobs } = report.batchLookups;
+  const batch =
+    describeJobs + listJobs > 0 ? `; Batch look-ups: ${describeJobs} DescribeJobs, ${listJobs} ListJobs` : '';
   return (
     `fleet ${report.fleet}${report.dryRun ? ' (dry run)' : ''}: scanned ${c.Scanned}, ${verb} ${c.Deleted}, ` +
-    `marked ${c.Marked}, unmarked ${c.Unmarked}, kept ${c.Kept}, foreign ${c.Foreign}, failed ${c.Failed}`
+    `marked ${c.Marked}, unmarked ${c.Unmarked}, kept ${c.Kept}, foreign ${c.Foreign}, failed ${c.Failed}${batch}`
   );
 }

@@ -23,6 +23,8 @@ const SETTING_PROPS: Record<keyof ReaperSettings, string> = {
   metricLagMinutes: 'metricLag',
   maxDeletionsPerRun: 'maxDeletionsPerRun',
   deadlineMarginSeconds: 'deadlineMargin',
+  // No prop yet: the construct passes the default (MOUNTFLEET_BATCH_UNKNOWN_JOB_MINUTES).
+  batchUnknownJobMinutes: 'batchUnknownJobMinutes',
 };
 
 const SETTING_UNITS: Record<ReaperNumericSetting, string> = {
@@ -31,6 +33,7 @@ const SETTING_UNITS: Record<ReaperNumericSetting, string> = {
   metricLagMinutes: ' minutes',
   maxDeletionsPerRun: '',
   deadlineMarginSeconds: ' seconds',
+  batchUnknownJobMinutes: ' minutes',
 };
 
 /**

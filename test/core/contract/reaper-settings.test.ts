@@ -67,6 +67,7 @@ describe('reaper settings', () => {
         MOUNTFLEET_METRIC_LAG_MINUTES: '3',
         MOUNTFLEET_MAX_DELETIONS_PER_RUN: '10',
         MOUNTFLEET_DEADLINE_MARGIN_SECONDS: '90',
+        MOUNTFLEET_BATCH_UNKNOWN_JOB_MINUTES: '120',
       }),
     ).toEqual({
       fleetId: 'f1',
@@ -76,6 +77,7 @@ describe('reaper settings', () => {
       metricLagMinutes: 3,
       maxDeletionsPerRun: 10,
       deadlineMarginSeconds: 90,
+      batchUnknownJobMinutes: 120,
     });
   });
 

@@ -5,8 +5,8 @@
  * job's status in moto's DescribeJobs / ListJobs answers to the state a queued or running job has on AWS.
  */
 import { RegisterJobDefinitionCommand, SubmitJobCommand, type BatchClient } from '@aws-sdk/client-batch';
-import type { Tag } from '@aws-sdk/client-efs';
-import { reaperSettingsFromFlags } from '../../../core/contract/reaper-settings';
+import { TagResourceCommand, type Tag } from '@aws-sdk/client-efs';
+import { reaperSettingsFromEnv, reaperSettingsFromFlags } from '../../../core/contract/reaper-settings';
 import { creationToken } from '../../../core/contract/creation-token';
 import { TAG_BATCH_JOB, TAG_BATCH_QUEUE, runJobDefinitionName } from '../../../core/contract/batch';
 import { TAG_RUN } from '../../../core/contract/tags';
@@ -21,13 +21,17 @@ const settings = reaperSettingsFromFlags({ fleetId: FLEET });
 
 const keptReason = (report: ReapReport, id: string) => report.kept.find((k) => k.id === id)?.reason;
 
-/** Stand-in for a job Batch has not finished: its status in moto's answers becomes `status`. */
-function jobsShownAs(jobIds: readonly string[], status: string) {
+/**
+ * Stand-in for a job in another state than moto's (SUCCEEDED at once): its status in moto's answers becomes
+ * `status`, and with `stoppedAt` (epoch ms) the time it ended becomes that.
+ */
+function jobsShownAs(jobIds: readonly string[], status: string, stoppedAt?: number) {
   return (body: string) =>
     JSON.stringify(JSON.parse(body), (_key, value: unknown) => {
       if (value && typeof value === 'object' && 'jobId' in value && 'status' in value) {
         const job = value as { jobId: string; status: string };
-        return jobIds.includes(job.jobId) ? { ...job, status } : job;
+        if (!jobIds.includes(job.jobId)) return job;
+        return stoppedAt === undefined ? { ...job, status } : { ...job, status, stoppedAt };
       }
       return value;
     });
@@ -103,7 +107,34 @@ describe('the reaper and Batch runs (emulator)', () => {
     const report = await reap(c, settings, { clock: clockAt(60) });
 
     expect(report.deleted).toEqual([id]);
+    expect(report.batchLookups).toEqual({ describeJobs: 1, listJobs: 0 });
   });
+
+  it.each(['SUCCEEDED', 'FAILED'])(
+    'leaves a job that ended %s to its teardown for the grace period after it ended, then deletes',
+    async (status) => {
+      const c = reaperClients();
+      const jobId = await submit(c.batch, fleet);
+      const id = await batchFileSystem(c, fleet, { jobId });
+      const base = Date.now();
+      // The job ran for 2 hours and ended 10 min before the first run of the reaper.
+      const endedAt = base + 110 * 60_000;
+      emu.proxy.addRule({
+        service: 'batch',
+        operation: 'DescribeJobs',
+        fault: { kind: 'rewrite', rewrite: jobsShownAs([jobId], status, endedAt) },
+      });
+
+      const early = await reap(c, settings, { clock: clockAt(120, base) });
+      expect(early.deleted).toEqual([]);
+      expect(keptReason(early, id)).toBe(
+        `Batch job ${jobId} ended ${status} 10 min ago: its teardown has the grace period (30 min) first`,
+      );
+
+      const late = await reap(c, settings, { clock: clockAt(140, base) });
+      expect(late.deleted).toEqual([id]);
+    },
+  );
 
   it('keeps a job id Batch does not know for an hour after creation, then deletes', async () => {
     const c = reaperClients();
@@ -115,6 +146,46 @@ describe('the reaper and Batch runs (emulator)', () => {
 
     const late = await reap(c, settings, { clock: clockAt(70) });
     expect(late.deleted).toEqual([id]);
+  });
+
+  it('takes the bound on unknown jobs from its setting', async () => {
+    const c = reaperClients();
+    const id = await batchFileSystem(c, fleet, { jobId: '0b1e6c9f-0000-4000-8000-000000000001' });
+    const patient = reaperSettingsFromFlags({ fleetId: FLEET, batchUnknownJobMinutes: '180' });
+
+    const early = await reap(c, patient, { clock: clockAt(170) });
+    expect(early.deleted).toEqual([]);
+    expect(keptReason(early, id)).toMatch(/counts as ended only after 180 min$/);
+
+    const late = await reap(c, patient, { clock: clockAt(181) });
+    expect(late.deleted).toEqual([id]);
+  });
+
+  it('refuses a bound below 15 min, naming the variable', () => {
+    expect(() =>
+      reaperSettingsFromEnv({ MOUNTFLEET_FLEET_ID: FLEET, MOUNTFLEET_BATCH_UNKNOWN_JOB_MINUTES: '5' }),
+    ).toThrow(/MOUNTFLEET_BATCH_UNKNOWN_JOB_MINUTES="5": must be at least 15/);
+  });
+
+  it('keeps the file system when DescribeJobs is throttled on every try', async () => {
+    const c = reaperClients();
+    const jobId = await submit(c.batch, fleet);
+    const id = await batchFileSystem(c, fleet, { jobId });
+    emu.proxy.addRule({
+      service: 'batch',
+      operation: 'DescribeJobs',
+      fault: { kind: 'error', status: 429, code: 'TooManyRequestsException', message: 'Too Many Requests' },
+    });
+    emu.proxy.resetStats();
+
+    const report = await reap(c, settings, { clock: clockAt(120) });
+
+    expect(report.deleted).toEqual([]);
+    expect(keptReason(report, id)).toMatch(
+      /look-up failed \(.*Too Many Requests.*\): a running job cannot be ruled out$/,
+    );
+    expect(emu.proxy.count('batch', 'DescribeJobs')).toBeGreaterThan(1); // the SDK retried, in vain
+    expect((await describeAll(c.efs)).has(id)).toBe(true);
   });
 
   it('keeps the file system when DescribeJobs fails: a failed look-up is never evidence', async () => {
@@ -149,6 +220,7 @@ describe('the reaper and Batch runs (emulator)', () => {
     expect(report.scanned).toBe(250);
     expect(emu.proxy.count('batch', 'DescribeJobs')).toBe(3);
     expect(emu.proxy.count('batch')).toBe(3);
+    expect(report.batchLookups).toEqual({ describeJobs: 3, listJobs: 0 });
   });
 
   describe('a run its submit never tagged with a job', () => {
@@ -176,6 +248,35 @@ describe('the reaper and Batch runs (emulator)', () => {
       expect(report.deleted).toEqual([id]);
     });
 
+    it('is spared when its job tag appears between the decision and the re-check before deleting', async () => {
+      const c = reaperClients();
+      const id = await batchFileSystem(c, fleet);
+      const lateJob = '0b1e6c9f-0000-4000-8000-00000000beef';
+      // Right after the reaper's ListJobs (no job of the run: decided delete), the run's job tag is written, as
+      // a submit would after SubmitJob; the re-check must see it.
+      const clients = reaperClients();
+      clients.batch.middlewareStack.add(
+        (next, context) => async (args) => {
+          const out = await next(args);
+          if (context.commandName === 'ListJobsCommand') {
+            await c.efs.send(
+              new TagResourceCommand({ ResourceId: id, Tags: [{ Key: TAG_BATCH_JOB, Value: lateJob }] }),
+            );
+          }
+          return out;
+        },
+        { step: 'initialize', name: 'lateJobTag' },
+      );
+
+      const report = await reap(clients, settings, { clock: clockAt(40) });
+
+      expect(report.deleted).toEqual([]);
+      expect(keptReason(report, id)).toContain(
+        `re-checked before deleting: ${TAG_BATCH_JOB} changed from (none) to ${lateJob}`,
+      );
+      expect((await describeAll(c.efs)).has(id)).toBe(true);
+    });
+
     it("is kept while its run's job is active, and deleted once it ended", async () => {
       const c = reaperClients();
       const runId = generateRunId();
@@ -197,6 +298,7 @@ describe('the reaper and Batch runs (emulator)', () => {
       const kept = await reap(c, settings, { clock: clockAt(40) });
       expect(kept.deleted).toEqual([]);
       expect(keptReason(kept, id)).toMatch(new RegExp(`job ${jobId} of its run is RUNNING$`));
+      expect(kept.batchLookups).toEqual({ describeJobs: 0, listJobs: 1 });
 
       emu.proxy.removeRule(running);
       const ended = await reap(c, settings, { clock: clockAt(40) });
