@@ -50,6 +50,7 @@ describe('mountfleet reap (bundle, emulator)', () => {
       kept: [{ id: f.inUse, reason: expect.stringMatching(/in use/) }],
       foreign: [{ id: f.foreign, reason: expect.stringMatching(/^foreign: CreationToken "team-dataset"/) }],
       failed: [],
+      batchLookups: { describeJobs: 0, listJobs: 0 },
     });
     expect(r.stderr).toMatch(new RegExp(`${f.orphan} would be deleted: owner i-[0-9a-f]+ is terminated`));
     expect(r.stderr).toMatch(/fleet f1 \(dry run\): scanned 3, would delete 1, .*foreign 1/);
