@@ -17,14 +17,15 @@ const MOUNTS_READY_TIMEOUT_SECONDS = 900;
 
 /**
  * Waits until every path given is a mount point: it wakes on each change of the mount table (`findmnt --poll`)
- * and checks again at least every 5 s, which bounds the window between a check and the start of the poll.
+ * and checks again at least every 5 s, which bounds the window between a check and the start of the poll. POSIX
+ * sh (dash too); where `findmnt --poll` cannot run it sleeps a second instead of spinning.
  */
-function waitScript(): string {
+export function waitScript(): string {
   return [
     '#!/bin/sh',
     'for path in "$@"; do',
     '  until mountpoint -q "$path"; do',
-    '    findmnt --poll=mount --first-only --timeout 5000 >/dev/null 2>&1 || true',
+    '    findmnt --poll=mount --first-only --timeout 5000 >/dev/null 2>&1 || sleep 1',
     '  done',
     'done',
     '',
