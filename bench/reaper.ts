@@ -36,6 +36,7 @@ import {
   readConnections,
 } from '../core/reaper/evidence';
 import { reap, type ReaperClients } from '../core/reaper/reaper';
+import type { Clock } from '../core/common/clock';
 import { reaperSettingsFromFlags } from '../core/contract/reaper-settings';
 import { FaultProxy } from '../test/support/fault-proxy';
 import { createNetwork } from '../test/support/fixtures';
@@ -151,6 +152,21 @@ async function ownerPool(running: number, terminated: number): Promise<Owners> {
 /** Setup calls: one attempt with a long timeout, so a slow emulator answer is never retried into a conflict. */
 const setupEfs = () => efsClient({ maxAttempts: 1, requestTimeoutMs: 120_000 });
 
+/** A dry-run scan of the fleet after a warm-up call: its report, wall time and read calls by operation. */
+async function timedDryRun(c: ReaperClients, proxy: FaultProxy, clock: Clock) {
+  await c.efs.send(new (await import('@aws-sdk/client-efs')).DescribeFileSystemsCommand({ MaxItems: 1 }));
+  proxy.resetStats();
+  const t0 = performance.now();
+  const report = await reap(
+    c,
+    reaperSettingsFromFlags({ fleetId: FLEET, dryRun: true, maxDeletionsPerRun: 1000 }),
+    { clock },
+  );
+  const wallMs = performance.now() - t0;
+  const byOperation = Object.entries(proxy.stats().byOperation).map(([op, st]) => [op, st.requests] as const);
+  return { report, wallMs, byOperation, reads: byOperation.reduce((a, [, n]) => a + n, 0) };
+}
+
 async function benchReadPath(proxy: FaultProxy) {
   const efs = setupEfs();
   // Six /24 subnets: a mount target takes an address, and 825 of them do not fit in one.
@@ -190,19 +206,8 @@ async function benchReadPath(proxy: FaultProxy) {
   });
 
   const c = clients();
-  await c.efs.send(new (await import('@aws-sdk/client-efs')).DescribeFileSystemsCommand({ MaxItems: 1 })); // warm-up
-  proxy.resetStats();
-  const t0 = performance.now();
-  const report = await reap(
-    c,
-    reaperSettingsFromFlags({ fleetId: FLEET, dryRun: true, maxDeletionsPerRun: 1000 }),
-    { clock },
-  );
-  const wallMs = performance.now() - t0;
-  const byOperation = Object.fromEntries(
-    Object.entries(proxy.stats().byOperation).map(([op, s]) => [op, s.requests]),
-  );
-  const reads = Object.values(byOperation).reduce((a, b) => a + b, 0);
+  const { report, wallMs, byOperation: calls, reads } = await timedDryRun(c, proxy, clock);
+  const byOperation = Object.fromEntries(calls);
   // Where the time goes: each batched read on its own (same inputs as the scan).
   const steps: Record<string, number> = {};
   const timed = async (name: string, f: () => Promise<unknown>) => {
@@ -485,18 +490,7 @@ async function benchBatch(moto: MotoServer, proxy: FaultProxy) {
     clock.now(),
     8,
   );
-  const c = clients();
-  await c.efs.send(new (await import('@aws-sdk/client-efs')).DescribeFileSystemsCommand({ MaxItems: 1 })); // warm-up
-  proxy.resetStats();
-  const t0 = performance.now();
-  const report = await reap(
-    c,
-    reaperSettingsFromFlags({ fleetId: FLEET, dryRun: true, maxDeletionsPerRun: 1000 }),
-    { clock },
-  );
-  const wallMs = performance.now() - t0;
-  const byOperation = Object.entries(proxy.stats().byOperation).map(([op, st]) => [op, st.requests] as const);
-  const reads = byOperation.reduce((a, [, n]) => a + n, 0);
+  const { report, wallMs, byOperation, reads } = await timedDryRun(clients(), proxy, clock);
   console.log(
     "\n== dry-run scan of 1,000 Batch runs' file systems (0 connections, jobs unknown, 45 min old) ==",
   );
