@@ -74,15 +74,26 @@ function runBounded(program: string, args: string[], timeoutMs: number, signal?:
       else resolveRun();
     };
     child.once('error', (err) => finish(new MountError(`${commandLine} failed: ${err.message}`)));
-    // 'exit', not 'close': a grandchild that escaped the kill may still hold stderr open.
+    // 'exit', not 'close': a grandchild that escaped the kill may still hold stderr open. On a failure the
+    // helper's last words may still be in the pipe when 'exit' comes: they are read until stderr ends, or for
+    // STDERR_DRAIN_MS at most (only the message's detail depends on it, never the outcome).
     child.once('exit', (code, sig) => {
       if (stopped) return finish(new MountError(`${commandLine}: ${stopped}`));
       if (code === 0) return finish();
-      const detail = stderr.trim() || `exit status ${code ?? sig}`;
-      finish(new MountError(`${commandLine} failed: ${detail}`));
+      const fail = () => {
+        clearTimeout(drain);
+        const detail = stderr.trim() || `exit status ${code ?? sig}`;
+        finish(new MountError(`${commandLine} failed: ${detail}`));
+      };
+      const drain = setTimeout(fail, STDERR_DRAIN_MS);
+      if (child.stderr.readableEnded) fail();
+      else child.stderr.once('end', fail);
     });
   });
 }
+
+/** The longest a failed helper's remaining stderr is read for after it exited. */
+const STDERR_DRAIN_MS = 1000;
 
 /** Runs the mount helper; throws MountError with its output when it fails, times out or is aborted. */
 export async function mountFileSystem(request: MountRequest): Promise<void> {
