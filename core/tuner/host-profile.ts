@@ -165,8 +165,10 @@ export const PREFETCH_DECISION: Decision = {
   setting: 'prefetch window',
   value: "Mountpoint's own (no flag)",
   reason:
-    'a sequential reader gets a first GET of 1.125 MiB, then a window of one part that doubles each time the reader waits, ' +
-    'up to 2 GiB per open file; a larger part so starts with a larger window, and the memory target shrinks windows under pressure',
+    'a sequential reader gets a first GET of 1.125 MiB; the GET for the rest of the file starts once half of that is read, ' +
+    'with a window of one part that doubles each time the reader waits, up to 2 GiB per open file; a larger part so starts ' +
+    'with a larger window, the memory target shrinks windows under pressure, and a file of a few parts waits for S3 two or ' +
+    'three times before it streams (measured: docs/agent.md)',
   fact:
     'reference: Mountpoint 1.24 source (mountpoint-s3-fs prefetch.rs, prefetch/backpressure_controller.rs): no command-line flag; ' +
     'the environment variable UNSTABLE_MOUNTPOINT_MAX_PREFETCH_WINDOW_SIZE is unstable and "may be removed at any time", so it is not set',

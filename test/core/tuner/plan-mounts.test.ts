@@ -227,6 +227,9 @@ describe('--memory-target on large hosts', () => {
     );
     expect(part.fact).toMatch(/use-byte-range-fetches/);
     const prefetch = report.plan.host.find((d) => d.setting === 'prefetch window')!;
+    expect(prefetch.reason).toMatch(
+      /^a sequential reader gets a first GET of 1\.125 MiB; the GET for the rest of the file starts once half/,
+    );
     expect(prefetch.fact).toMatch(
       /no command-line flag; .*UNSTABLE_MOUNTPOINT_MAX_PREFETCH_WINDOW_SIZE .* not set$/,
     );
