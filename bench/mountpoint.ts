@@ -5,7 +5,7 @@
  *
  *   node scripts/bundle.mjs && npx tsx bench/mountpoint.ts [--instance-type g5.xlarge] [--delay-ms 20]
  *     [--files 1000] [--file-kib 100] [--readers 8] [--shards 4] [--shard-mib 64[,256,...]] [--repeats 3]
- *     [--ceiling-part-mib 8] [--ceiling-connections 16] [--no-supervisor]
+ *     [--ceiling-part-mib 8] [--ceiling-connections 16] [--no-supervisor] [--variant 'no-cache part-mib=16' ...]
  *
  * Prints, per profile: many small files (first pass, then again on the same mount; `--files 0` skips them) in
  * seconds and S3 requests counted at the proxy; for each shard size, the shards read one after another in MB/s
@@ -13,6 +13,9 @@
  * shards read with `--ceiling-connections` parallel ranged GETs of `--ceiling-part-mib` through the same proxy
  * and delay (the AWS SDK, no file system); then the supervisor's kill -9 → serving time and `down` time
  * (supervise-harness.ts, the agent bundle, no delay).
+ *
+ * Each `--variant` (repeatable) adds the agent's profile changed by its words: `no-cache` drops the local cache
+ * (`--cache`, `--max-cache-size`), `part-mib=N` renders `--read-part-size` N MiB: what-ifs beside the profile.
  */
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { randomBytes } from 'node:crypto';
@@ -46,6 +49,7 @@ const { values } = parseArgs({
     'ceiling-part-mib': { type: 'string', default: '8' },
     'ceiling-connections': { type: 'string', default: '16' },
     'no-supervisor': { type: 'boolean', default: false },
+    variant: { type: 'string', multiple: true, default: [] },
   },
 });
 const opt = {
@@ -69,16 +73,55 @@ interface Profile {
   readonly forBucket: (bucket: string, prefix?: string) => Promise<MountProfile>;
 }
 
+const tuned = (bucket: string, prefix?: string) =>
+  agentProfile({ instanceType: opt.instanceType, bucket, ...(prefix ? { prefix } : {}), cache: 'local' });
+
+/** The agent's arguments changed by one `--variant`'s words; an unknown word is an error before anything runs. */
+function varied(words: string): (args: readonly string[]) => string[] {
+  const edits = words.split(/\s+/).map((word): ((args: string[]) => void) => {
+    const drop = (args: string[], flag: string) => {
+      const i = args.indexOf(flag);
+      if (i >= 0) args.splice(i, 2);
+    };
+    if (word === 'no-cache')
+      return (args) => {
+        drop(args, '--cache');
+        drop(args, '--max-cache-size');
+      };
+    const part = /^part-mib=(\d+)$/.exec(word);
+    if (part)
+      return (args) => {
+        drop(args, '--read-part-size');
+        args.unshift('--read-part-size', String(Number(part[1]) * 1024 * 1024));
+      };
+    throw new Error(`--variant '${words}': unknown word '${word}' (use no-cache or part-mib=N)`);
+  });
+  return (args) => {
+    const changed = [...args];
+    for (const edit of edits) edit(changed);
+    return changed;
+  };
+}
+
 const profiles: Profile[] = [
   {
     name: 'Mountpoint defaults',
     forBucket: (bucket, prefix) => Promise.resolve(defaultsProfile(bucket, prefix)),
   },
-  {
-    name: `tuned (${opt.instanceType})`,
-    forBucket: (bucket, prefix) =>
-      agentProfile({ instanceType: opt.instanceType, bucket, ...(prefix ? { prefix } : {}), cache: 'local' }),
-  },
+  { name: `tuned (${opt.instanceType})`, forBucket: tuned },
+  ...values.variant.map((words): Profile => {
+    const change = varied(words);
+    return {
+      name: `tuned, ${words}`,
+      forBucket: async (bucket, prefix) => {
+        const profile = await tuned(bucket, prefix);
+        return (...dirs) => {
+          const p = profile(...dirs);
+          return { ...p, args: change(p.args) };
+        };
+      },
+    };
+  }),
 ];
 
 /** Reads every file in `dir` (flat, no stat: a lookup per file as a loader does) with `readers` readers. */
