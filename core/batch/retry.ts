@@ -12,6 +12,7 @@ import {
   TAG_BATCH_ATTEMPTS,
   TAG_BATCH_FIRST_JOB,
   creationToken,
+  runIdOfJobDefinition,
   runJobDefinitionName,
 } from '../contract';
 import { findFileSystemByToken } from '../scratch';
@@ -55,12 +56,14 @@ const MAX_LIST_PAGES = 20;
  * is applied here too, on the summaries' jobDefinition, since an emulator may ignore it). Batch keeps ended jobs
  * listed for days, far longer than a redelivered event can arrive.
  */
-async function jobOfRevision(
+async function jobOfRun(
   batch: BatchClient,
   queueArn: string,
-  name: string,
+  fleetId: string,
+  runId: string,
   signal?: AbortSignal,
 ): Promise<string | undefined> {
+  const name = runJobDefinitionName(fleetId, runId);
   let nextToken: string | undefined;
   for (let page = 0; page < MAX_LIST_PAGES; page++) {
     const out = await batch.send(
@@ -72,7 +75,7 @@ async function jobOfRevision(
       { abortSignal: signal },
     );
     const job = (out.jobSummaryList ?? []).find(
-      (j) => /:job-definition\/([^:]+)/.exec(j.jobDefinition ?? '')?.[1] === name,
+      (j) => runIdOfJobDefinition(fleetId, j.jobDefinition ?? '') === runId,
     );
     if (job?.jobId) return job.jobId;
     nextToken = out.nextToken;
@@ -96,8 +99,7 @@ export async function resubmit(
   const existing = await findFileSystemByToken(clients.efs, creationToken(fleetId, runId), options.signal);
   if (existing?.FileSystemId) return { status: 'already-made', runId, fileSystemId: existing.FileSystemId };
   // A delivery that comes after the retry ended (and its file system went) finds the retry's job instead.
-  const name = runJobDefinitionName(fleetId, runId);
-  const jobId = await jobOfRevision(clients.batch, failed.detail.jobQueue, name, options.signal);
+  const jobId = await jobOfRun(clients.batch, failed.detail.jobQueue, fleetId, runId, options.signal);
   if (jobId !== undefined) return { status: 'already-submitted', runId, jobId };
   const queue = await readFleetQueue(clients.batch, failed.detail.jobQueue, options.signal);
   const placement = await scratchPlacement(clients.ec2, queue, options.signal);

@@ -11,11 +11,18 @@
  */
 import type { BatchClient, JobSummary } from '@aws-sdk/client-batch';
 import { errorText } from '../common';
-import { BATCH_ACTIVE_STATES, TAG_BATCH_QUEUE, runJobDefinitionName } from '../contract';
+import {
+  BATCH_ACTIVE_STATES,
+  TAG_BATCH_QUEUE,
+  runIdOfJobDefinition,
+  runJobDefinitionName,
+} from '../contract';
 import type { BatchJobEvidence, FileSystemFacts, Need } from './decide';
 import { chunks } from './evidence';
 
 const JOB_IDS_PER_CALL = 100;
+/** ListJobs pages read for one untagged run (100 jobs a page): a run has one job per attempt. */
+const MAX_LIST_PAGES = 20;
 const ACTIVE_JOB_STATES: ReadonlySet<string> = new Set(BATCH_ACTIVE_STATES);
 
 /** Batch calls one run made for evidence. */
@@ -91,13 +98,17 @@ async function lookupRunJobs(
     return { kind: 'lookup-failed', error: `no ${TAG_BATCH_QUEUE} or run tag to find its jobs by` };
   }
   const { ListJobsCommand } = batchSdk();
-  const definition = runJobDefinitionName(fleetId, fs.runId);
-  const ofRun = (job: JobSummary) =>
-    /:job-definition\/([^:]+)/.exec(job.jobDefinition ?? '')?.[1] === definition;
+  const runId = fs.runId;
+  const definition = runJobDefinitionName(fleetId, runId);
+  const ofRun = (job: JobSummary) => runIdOfJobDefinition(fleetId, job.jobDefinition ?? '') === runId;
   const jobs: JobSummary[] = [];
   try {
     let nextToken: string | undefined;
+    let pages = 0;
     do {
+      if (pages++ === MAX_LIST_PAGES) {
+        throw new Error(`ListJobs of ${fs.batchQueue} for ${definition}: more than ${MAX_LIST_PAGES} pages`);
+      }
       calls.listJobs++;
       const page = await batch.send(
         new ListJobsCommand({

@@ -167,43 +167,34 @@ describe('the reaper and Batch runs (emulator)', () => {
     ).toThrow(/MOUNTFLEET_BATCH_UNKNOWN_JOB_MINUTES="5": must be at least 15/);
   });
 
-  it('keeps the file system when DescribeJobs is throttled on every try', async () => {
+  it.each([
+    {
+      failure: 'is throttled on every try (the SDK retries, in vain)',
+      fault: { status: 429, code: 'TooManyRequestsException', message: 'Too Many Requests' },
+      minCalls: 2,
+    },
+    {
+      failure: 'is refused (not retried): a failed look-up is never evidence',
+      fault: { status: 400, code: 'ClientException', message: 'denied' },
+      minCalls: 1,
+    },
+  ])('keeps the file system when DescribeJobs $failure', async ({ fault, minCalls }) => {
     const c = reaperClients();
     const jobId = await submit(c.batch, fleet);
     const id = await batchFileSystem(c, fleet, { jobId });
-    emu.proxy.addRule({
-      service: 'batch',
-      operation: 'DescribeJobs',
-      fault: { kind: 'error', status: 429, code: 'TooManyRequestsException', message: 'Too Many Requests' },
-    });
+    emu.proxy.addRule({ service: 'batch', operation: 'DescribeJobs', fault: { kind: 'error', ...fault } });
     emu.proxy.resetStats();
 
     const report = await reap(c, settings, { clock: clockAt(120) });
 
     expect(report.deleted).toEqual([]);
     expect(keptReason(report, id)).toMatch(
-      /look-up failed \(.*Too Many Requests.*\): a running job cannot be ruled out$/,
+      new RegExp(
+        `^Batch job ${jobId} look-up failed \\(.*${fault.message}.*\\): a running job cannot be ruled out$`,
+      ),
     );
-    expect(emu.proxy.count('batch', 'DescribeJobs')).toBeGreaterThan(1); // the SDK retried, in vain
+    expect(emu.proxy.count('batch', 'DescribeJobs')).toBeGreaterThanOrEqual(minCalls);
     expect((await describeAll(c.efs)).has(id)).toBe(true);
-  });
-
-  it('keeps the file system when DescribeJobs fails: a failed look-up is never evidence', async () => {
-    const c = reaperClients();
-    const jobId = await submit(c.batch, fleet);
-    const id = await batchFileSystem(c, fleet, { jobId });
-    emu.proxy.addRule({
-      service: 'batch',
-      operation: 'DescribeJobs',
-      fault: { kind: 'error', status: 400, code: 'ClientException', message: 'denied' },
-    });
-
-    const report = await reap(c, settings, { clock: clockAt(120) });
-
-    expect(report.deleted).toEqual([]);
-    expect(keptReason(report, id)).toMatch(
-      new RegExp(`^Batch job ${jobId} look-up failed \\(.*denied.*\\): a running job cannot be ruled out$`),
-    );
   });
 
   it('asks Batch about 250 file systems in 3 DescribeJobs calls', async () => {
@@ -275,6 +266,29 @@ describe('the reaper and Batch runs (emulator)', () => {
         `re-checked before deleting: ${TAG_BATCH_JOB} changed from (none) to ${lateJob}`,
       );
       expect((await describeAll(c.efs)).has(id)).toBe(true);
+    });
+
+    it('is kept when ListJobs never stops paging: 20 pages, then a failed look-up', async () => {
+      const c = reaperClients();
+      const id = await batchFileSystem(c, fleet);
+      emu.proxy.addRule({
+        service: 'batch',
+        operation: 'ListJobs',
+        fault: {
+          kind: 'respond',
+          status: 200,
+          contentType: 'application/json',
+          body: JSON.stringify({ jobSummaryList: [], nextToken: 'more' }),
+        },
+      });
+
+      const report = await reap(c, settings, { clock: clockAt(40) });
+
+      expect(report.deleted).toEqual([]);
+      expect(keptReason(report, id)).toMatch(
+        /look-up failed \(.*more than 20 pages\): a running job cannot be ruled out$/,
+      );
+      expect(report.batchLookups).toEqual({ describeJobs: 0, listJobs: 20 });
     });
 
     it("is kept while its run's job is active, and deleted once it ended", async () => {
