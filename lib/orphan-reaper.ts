@@ -69,6 +69,11 @@ export interface OrphanReaperProps {
    * @default Duration.seconds(60)
    */
   readonly deadlineMargin?: Duration;
+  /**
+   * A Batch run's file system whose job Batch does not return counts as ended once the file system is this old
+   * (Batch forgets ended jobs; whole minutes, 15 minutes to 7 days). @default Duration.minutes(60)
+   */
+  readonly batchUnknownJobAge?: Duration;
   /** The function timeout. @default Duration.minutes(5) */
   readonly timeout?: Duration;
   /** Log retention of the function's log group. @default RetentionDays.ONE_MONTH */
@@ -127,6 +132,12 @@ export class OrphanReaper extends Construct {
       metricLagMinutes: wholeMinutes(this, 'metricLag', props.metricLag, REAPER_DEFAULTS.metricLagMinutes),
       maxDeletionsPerRun: props.maxDeletionsPerRun ?? REAPER_DEFAULTS.maxDeletionsPerRun,
       deadlineMarginSeconds: deadlineMargin.toSeconds(),
+      batchUnknownJobMinutes: wholeMinutes(
+        this,
+        'batchUnknownJobAge',
+        props.batchUnknownJobAge,
+        REAPER_DEFAULTS.batchUnknownJobMinutes,
+      ),
     });
     if (props.alarmTopic && props.alarms === false) {
       invalidProp(

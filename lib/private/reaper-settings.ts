@@ -23,8 +23,7 @@ const SETTING_PROPS: Record<keyof ReaperSettings, string> = {
   metricLagMinutes: 'metricLag',
   maxDeletionsPerRun: 'maxDeletionsPerRun',
   deadlineMarginSeconds: 'deadlineMargin',
-  // No prop yet: the construct passes the default (MOUNTFLEET_BATCH_UNKNOWN_JOB_MINUTES).
-  batchUnknownJobMinutes: 'batchUnknownJobMinutes',
+  batchUnknownJobMinutes: 'batchUnknownJobAge',
 };
 
 const SETTING_UNITS: Record<ReaperNumericSetting, string> = {

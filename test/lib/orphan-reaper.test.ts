@@ -16,7 +16,11 @@ describe('OrphanReaper', () => {
   }
 
   test('the pre-built bundle on NODEJS_22_X with the environment the handler reads', () => {
-    reaper({ dryRun: true, maxDeletionsPerRun: 7 }).hasResourceProperties('AWS::Lambda::Function', {
+    reaper({
+      dryRun: true,
+      maxDeletionsPerRun: 7,
+      batchUnknownJobAge: Duration.hours(2),
+    }).hasResourceProperties('AWS::Lambda::Function', {
       Runtime: 'nodejs22.x',
       Handler: 'index.handler',
       DeadLetterConfig: { TargetArn: Match.anyValue() },
@@ -29,6 +33,7 @@ describe('OrphanReaper', () => {
           MOUNTFLEET_METRIC_LAG_MINUTES: '5',
           MOUNTFLEET_MAX_DELETIONS_PER_RUN: '7',
           MOUNTFLEET_DEADLINE_MARGIN_SECONDS: '60',
+          MOUNTFLEET_BATCH_UNKNOWN_JOB_MINUTES: '120',
         },
       },
     });
@@ -185,6 +190,11 @@ describe('OrphanReaper', () => {
       'a metric lag over an hour',
       { metricLag: Duration.minutes(61) },
       /metricLag: 61 minutes must be at most 60 — allowed: 0 to 60 minutes$/,
+    ],
+    [
+      'a bound on unknown Batch jobs under 15 minutes',
+      { batchUnknownJobAge: Duration.minutes(10) },
+      /batchUnknownJobAge: 10 minutes must be at least 15 — allowed: 15 to 10080 minutes$/,
     ],
     [
       'a deadline margin over 15 minutes',
