@@ -51,7 +51,8 @@ function runBounded(program: string, args: string[], timeoutMs: number, signal?:
     const child = spawn(program, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
     let stderr = '';
     let stopped: string | undefined;
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    // Only the helper's last words make the error: a helper that writes without end cannot grow this.
+    child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-STDERR_KEPT_CHARS)));
     const stop = (why: string) => {
       stopped ??= why;
       try {
@@ -94,6 +95,8 @@ function runBounded(program: string, args: string[], timeoutMs: number, signal?:
 
 /** The longest a failed helper's remaining stderr is read for after it exited. */
 const STDERR_DRAIN_MS = 1000;
+/** How much of a helper's stderr (its end) an error quotes. */
+const STDERR_KEPT_CHARS = 4096;
 
 /** Runs the mount helper; throws MountError with its output when it fails, times out or is aborted. */
 export async function mountFileSystem(request: MountRequest): Promise<void> {

@@ -118,6 +118,25 @@ describe('scratch mounts', () => {
     expect(isMounted(path)).toBe(false);
   });
 
+  it("quotes only the end of a helper's stderr, however much it wrote", async () => {
+    const chattyHelper = join(dir, 'chatty-mount-helper');
+    // 8 MiB of noise, then the reason, then a failure.
+    writeFileSync(
+      chattyHelper,
+      '#!/bin/sh\nhead -c 8388608 /dev/zero | tr "\\0" x >&2\necho >&2\necho "the real reason" >&2\nexit 32\n',
+      { mode: 0o755 },
+    );
+    const failure = await mountFileSystem({
+      fileSystemId: 'fs-12345678',
+      path: join(dir, 'm'),
+      mountTargetIp: '10.0.0.4',
+      helper: chattyHelper,
+    }).catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(MountError);
+    expect((failure as Error).message).toMatch(/x\nthe real reason$/);
+    expect((failure as Error).message.length).toBeLessThan(4096 + 200);
+  });
+
   it('reports what the helper said when it refuses', async () => {
     await expect(
       mountFileSystem({
