@@ -6,19 +6,13 @@
  * one that finds the file system already there, or made by another delivery's create, stops and says so.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { ListJobsCommand, type BatchClient, type JobDefinition } from '@aws-sdk/client-batch';
-import {
-  TAG_BATCH_ATTEMPT,
-  TAG_BATCH_ATTEMPTS,
-  TAG_BATCH_FIRST_JOB,
-  creationToken,
-  runIdOfJobDefinition,
-  runJobDefinitionName,
-} from '../contract';
+import type { JobDefinition } from '@aws-sdk/client-batch';
+import { TAG_BATCH_ATTEMPT, TAG_BATCH_ATTEMPTS, TAG_BATCH_FIRST_JOB, creationToken } from '../contract';
 import { findFileSystemByToken } from '../scratch';
 import type { JobStateDetail } from './event';
 import { SCRATCH_VOLUME_NAME } from './job-definition';
 import { readFleetQueue, scratchPlacement } from './queue';
+import { jobIdOfRun } from './run-job';
 import {
   RunMadeElsewhere,
   submitScratchRun,
@@ -48,42 +42,6 @@ export type RetryOutcome =
   | { readonly status: 'already-made'; readonly runId: string; readonly fileSystemId: string }
   | { readonly status: 'already-submitted'; readonly runId: string; readonly jobId: string };
 
-/** ListJobs pages read looking for the retry's job (100 jobs a page). */
-const MAX_LIST_PAGES = 20;
-
-/**
- * A job of the retry's revision in the queue, or undefined: ListJobs filtered on the revision's name (the filter
- * is applied here too, on the summaries' jobDefinition, since an emulator may ignore it). Batch keeps ended jobs
- * listed for days, far longer than a redelivered event can arrive.
- */
-async function jobOfRun(
-  batch: BatchClient,
-  queueArn: string,
-  fleetId: string,
-  runId: string,
-  signal?: AbortSignal,
-): Promise<string | undefined> {
-  const name = runJobDefinitionName(fleetId, runId);
-  let nextToken: string | undefined;
-  for (let page = 0; page < MAX_LIST_PAGES; page++) {
-    const out = await batch.send(
-      new ListJobsCommand({
-        jobQueue: queueArn,
-        filters: [{ name: 'JOB_DEFINITION', values: [name] }],
-        nextToken,
-      }),
-      { abortSignal: signal },
-    );
-    const job = (out.jobSummaryList ?? []).find(
-      (j) => runIdOfJobDefinition(fleetId, j.jobDefinition ?? '') === runId,
-    );
-    if (job?.jobId) return job.jobId;
-    nextToken = out.nextToken;
-    if (!nextToken) return undefined;
-  }
-  throw new Error(`ListJobs of ${queueArn} for ${name}: more than ${MAX_LIST_PAGES} pages`);
-}
-
 /**
  * Submits the next attempt of a failed run as a new run in the same queue, with the failed run's revision as
  * its base (the scratch volume replaced), its command, job name and first job.
@@ -99,7 +57,7 @@ export async function resubmit(
   const existing = await findFileSystemByToken(clients.efs, creationToken(fleetId, runId), options.signal);
   if (existing?.FileSystemId) return { status: 'already-made', runId, fileSystemId: existing.FileSystemId };
   // A delivery that comes after the retry ended (and its file system went) finds the retry's job instead.
-  const jobId = await jobOfRun(clients.batch, failed.detail.jobQueue, fleetId, runId, options.signal);
+  const jobId = await jobIdOfRun(clients.batch, failed.detail.jobQueue, fleetId, runId, options.signal);
   if (jobId !== undefined) return { status: 'already-submitted', runId, jobId };
   const queue = await readFleetQueue(clients.batch, failed.detail.jobQueue, options.signal);
   const placement = await scratchPlacement(clients.ec2, queue, options.signal);

@@ -4,7 +4,7 @@
  * in the queue that runs that run's revision (ListJobs, filter JOB_DEFINITION). The file system id comes from
  * each run's revision (still described once INACTIVE), its existence and burst credit from EFS and CloudWatch.
  */
-import { DescribeJobsCommand, ListJobsCommand, type JobDetail } from '@aws-sdk/client-batch';
+import { DescribeJobsCommand, type JobDetail } from '@aws-sdk/client-batch';
 import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { UsageError, systemClock, type Clock } from '../common';
 import {
@@ -13,12 +13,12 @@ import {
   TAG_FLEET,
   creationToken,
   runIdOfJobDefinition,
-  runJobDefinitionName,
 } from '../contract';
 import { findFileSystemByToken, readCredit } from '../scratch';
 import { describeJobDefinition, SCRATCH_VOLUME_NAME } from './job-definition';
 import { readFleetQueue } from './queue';
 import { retryRunId } from './retry';
+import { jobIdOfRun } from './run-job';
 import type { BatchClients } from './run';
 
 interface AttemptStatus {
@@ -72,7 +72,14 @@ export async function batchJobStatus(
     const status = await attemptStatus(clients, job, { attempt, fleet, zone }, clock, options.signal);
     history.push(status);
     if (status.runId === undefined || fleet === undefined || attempt >= attemptsAllowed) break;
-    job = await jobOfRun(clients, first.jobQueue!, fleet, retryRunId(status.runId), options.signal);
+    const next = await jobIdOfRun(
+      clients.batch,
+      first.jobQueue!,
+      fleet,
+      retryRunId(status.runId),
+      options.signal,
+    );
+    job = next === undefined ? undefined : await describeJob(clients, next, options.signal);
   }
   const latest = history[history.length - 1];
   return {
@@ -93,26 +100,6 @@ async function describeJob(
 ): Promise<JobDetail | undefined> {
   const out = await clients.batch.send(new DescribeJobsCommand({ jobs: [jobId] }), { abortSignal: signal });
   return out.jobs?.[0];
-}
-
-/** The job that runs a run's revision, or undefined (not submitted, or no longer listed). */
-async function jobOfRun(
-  clients: BatchClients,
-  jobQueue: string,
-  fleet: string,
-  runId: string,
-  signal?: AbortSignal,
-): Promise<JobDetail | undefined> {
-  const name = runJobDefinitionName(fleet, runId);
-  const out = await clients.batch.send(
-    new ListJobsCommand({ jobQueue, filters: [{ name: 'JOB_DEFINITION', values: [name] }] }),
-    { abortSignal: signal },
-  );
-  // Checked here too: the filter is the service's (the emulator ignores it).
-  const summary = out.jobSummaryList?.find(
-    (j) => j.jobDefinition !== undefined && runIdOfJobDefinition(fleet, j.jobDefinition) === runId,
-  );
-  return summary?.jobId === undefined ? undefined : describeJob(clients, summary.jobId, signal);
 }
 
 async function attemptStatus(
