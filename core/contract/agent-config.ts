@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { UsageError, withoutTrailingSlash } from '../common';
+import { ECS_TASK_CGROUP, ECS_UNIT } from './batch-host';
 import { checkMountPath, checkMountPrefix } from './mount-path-rules';
 import { FLEET_ID_PATTERN } from './tags';
 
@@ -135,6 +136,27 @@ export const agentConfigSchema = z
           .default(DEFAULT_TEARDOWN_GRACE_SECONDS),
         /** KMS key for the file systems; the AWS managed key when unset. */
         kmsKeyId: z.string().optional(),
+      })
+      .strict()
+      .optional(),
+    /**
+     * Set on a Batch fleet's instances (BatchComputeFleet): jobs run in containers the ECS agent starts, whose
+     * binds of the mount paths are taken once, at container start (Docker binds rprivate). The agent then keeps
+     * the ready file (MOUNTS_READY_FILE in its run directory) only while every mount is live, stops the ECS agent's
+     * unit while one is not, and ends a job container whose bind is of a mount that is no longer the live one.
+     */
+    containers: z
+      .object({
+        /** Where the ECS agent puts task containers, relative to the cgroup v2 root (AL2023: ecstasks.slice). */
+        taskCgroup: z
+          .string()
+          .regex(/^[A-Za-z0-9_.@-]+(\/[A-Za-z0-9_.@-]+)*$/, 'must be a cgroup path such as ecstasks.slice')
+          .default(ECS_TASK_CGROUP),
+        /** The systemd unit that starts jobs (the ECS agent): stopped while a mount is down, started once all are live. */
+        jobStarterUnit: z
+          .string()
+          .regex(/^[A-Za-z0-9_.@-]+\.service$/, 'must be a systemd service unit such as ecs.service')
+          .default(ECS_UNIT),
       })
       .strict()
       .optional(),

@@ -102,4 +102,5 @@ export {
   runJobDefinitionName,
   runJobDefinitionPrefix,
 } from './batch';
+export { ECS_TASK_CGROUP, ECS_UNIT, MOUNTS_READY_FILE } from './batch-host';
 export { VERSION } from './version';
