@@ -6,13 +6,17 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import {
+  BATCH_FUNCTION_ENV,
   TAG_BATCH_AZ_ID,
   TAG_BATCH_MOUNT_PATHS,
   TAG_BATCH_SCRATCH_SECURITY_GROUP,
   TAG_BATCH_SCRATCH_SUBNET,
+  TAG_BATCH_SUBMIT_FUNCTION,
   TAG_FLEET,
+  submitFunctionName,
 } from '../core/contract';
 import { BatchScratchTeardown } from './batch-scratch-teardown';
+import { BatchSubmitFunction } from './batch-submit-function';
 import type {
   FleetMount,
   IBatchComputeFleet,
@@ -20,7 +24,7 @@ import type {
   IFleetNetwork,
   IScratchFileSystems,
 } from './interfaces';
-import { grantBatchSubmit } from './private/batch-grants';
+import { grantBatchRunner, grantBatchSubmitter } from './private/batch-grants';
 import { batchHardwareType, validateQueueTags, validateVcpus } from './private/batch-validation';
 import { addEcsOrdering, multipartUserData } from './private/batch-user-data';
 import {
@@ -150,6 +154,8 @@ export class BatchComputeFleet
   readonly zones: BatchFleetZone[];
   /** The job-queue ARNs, in the order of azIds. */
   readonly jobQueueArns: string[];
+  /** The function that checks and submits the fleet's jobs: the only way a submitter gets a job onto the hosts. */
+  readonly submitFunction: BatchSubmitFunction;
   /** The teardown of Batch runs' scratch (when there is scratch and `teardown` is not false). */
   readonly teardown?: BatchScratchTeardown;
   private readonly scratch?: IScratchFileSystems;
@@ -231,6 +237,7 @@ export class BatchComputeFleet
     // Ref is the queue's ARN (AWS::Batch::JobQueue), and the emulator answers it where it has no GetAtt.
     this.jobQueueArns = this.zones.map((z) => z.jobQueue.ref);
 
+    this.submitFunction = new BatchSubmitFunction(this, 'Submit', { fleet: this });
     if (props.scratch && (props.teardown ?? true)) {
       this.teardown = new BatchScratchTeardown(this, 'Teardown', { fleet: this });
     }
@@ -246,18 +253,40 @@ export class BatchComputeFleet
   }
 
   /**
-   * Grants what `mountfleet batch submit` needs: SubmitJob on the fleet's queues, its per-run job definitions and
-   * (a plain submit) any revision of a job definition tagged with the fleet (FleetJobDefinition's),
-   * RegisterJobDefinition/DeregisterJobDefinition of the per-run ones only (never privileged), PassRole of the job role only,
-   * the Batch reads (no resource type), and with scratch the fleet-tagged EFS create, tag, mount-target and delete.
+   * Grants what `mountfleet batch submit` and `batch status` need, and nothing that reaches the hosts: invoke the
+   * fleet's submit function (which checks every job definition against the fleet before anything is created) and
+   * read job state (Batch, the runs' file systems and their burst credit). For a plain `aws batch submit-job` of a
+   * job definition the stack defines, see FleetJobDefinition.grantSubmitJob.
    */
   grantSubmit(grantee: iam.IGrantable): iam.Grant {
-    return grantBatchSubmit(this, grantee, {
+    return grantBatchSubmitter(grantee, this.submitFunction.function);
+  }
+
+  /**
+   * Grants what the fleet's own functions (submit, teardown) need to make, submit and end runs: SubmitJob of any job
+   * definition to the fleet's queues (the function checks each first), RegisterJobDefinition/DeregisterJobDefinition
+   * of the per-run ones only (never privileged), PassRole of the job role only, the Batch reads, and with scratch the
+   * fleet-tagged EFS create, tag, mount-target and delete, with the scratch key. Never give it to a submitter.
+   */
+  grantRunJobs(grantee: iam.IGrantable): iam.Grant {
+    return grantBatchRunner(this, grantee, {
       fleetId: this.fleetId,
       queueArns: this.jobQueueArns,
       jobRole: this.jobRole,
       scratch: this.scratch,
     });
+  }
+
+  /** The environment of the fleet's Batch functions: the fleet, its queues and paths, the job role, the scratch key. */
+  functionEnvironment(): Record<string, string> {
+    const kmsKeyId = this.scratch?.agentSettings().kmsKeyId;
+    return {
+      [BATCH_FUNCTION_ENV.fleetId]: this.fleetId,
+      [BATCH_FUNCTION_ENV.queueArns]: this.jobQueueArns.join(','),
+      [BATCH_FUNCTION_ENV.mountPaths]: this.mountPaths.join(':'),
+      [BATCH_FUNCTION_ENV.jobRoleArn]: this.jobRole.roleArn,
+      ...(kmsKeyId ? { [BATCH_FUNCTION_ENV.kmsKeyId]: kmsKeyId } : {}),
+    };
   }
 
   private newJobRole(props: BatchComputeFleetProps): iam.Role {
@@ -338,6 +367,8 @@ export class BatchComputeFleet
       [TAG_FLEET]: this.fleetId,
       [TAG_BATCH_AZ_ID]: azId,
       [TAG_BATCH_MOUNT_PATHS]: o.mountPathsTag,
+      // A literal, not a reference: the function's policy names this queue.
+      [TAG_BATCH_SUBMIT_FUNCTION]: submitFunctionName(this.fleetId),
     };
     if (props.scratch) {
       tags[TAG_BATCH_SCRATCH_SUBNET] = props.scratch.subnets[azId].subnetId;

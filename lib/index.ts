@@ -52,6 +52,7 @@ export * from './compute-fleet';
 export * from './batch-compute-fleet';
 export * from './batch-fleet-job-definition';
 export * from './batch-scratch-teardown';
+export * from './batch-submit-function';
 export * from './orphan-reaper';
 export * from './storage-dashboard';
 export * from './mountfleet-stack';

@@ -7,6 +7,7 @@ import type { IResource } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { IConstruct } from 'constructs';
 import type { CachePolicy } from '../core/contract';
@@ -67,6 +68,8 @@ export interface IScratchFileSystems extends IConstruct, ec2.IConnectable {
   readonly securityGroup: ec2.ISecurityGroup;
   /** Subnet for mount targets, per AZ ID. */
   readonly subnets: Record<string, ec2.ISubnet>;
+  /** The KMS key the file systems are encrypted with; the AWS managed key when unset. */
+  readonly encryptionKey?: kms.IKey;
   /** Lets a peer (the fleet) reach the mount targets on TCP 2049. */
   allowMountsFrom(peer: ec2.IConnectable): void;
   /** The `scratch` settings of the agent config. */
@@ -103,6 +106,14 @@ export interface IBatchComputeFleet extends IConstruct {
   readonly fleetId: string;
   /** The job-queue ARNs, one per zone. */
   readonly jobQueueArns: string[];
-  /** Grants what `mountfleet batch submit` (and the teardown's retry) needs. */
+  /** Grants what `mountfleet batch submit` needs: invoke the fleet's submit function, read job state. */
   grantSubmit(grantee: iam.IGrantable): iam.Grant;
+  /**
+   * Grants what the fleet's own functions need to make, submit and end runs (register per-run definitions, submit,
+   * pass the job role, make and delete the runs' file systems). Never a submitter's: it could get any container
+   * onto the hosts.
+   */
+  grantRunJobs(grantee: iam.IGrantable): iam.Grant;
+  /** The environment of the fleet's Batch functions (BATCH_FUNCTION_ENV). */
+  functionEnvironment(): Record<string, string>;
 }

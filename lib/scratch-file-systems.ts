@@ -14,6 +14,7 @@ import {
   grantMountTargetsAndDelete,
   grantTeardownMark,
   grantCreditGuard,
+  grantScratchKey,
   grantScratchLookups,
 } from './private/scratch-grants';
 import { anyFileSystemArn, anyNetworkInterfaceArn, subnetArns } from './private/scratch-iam';
@@ -71,7 +72,8 @@ abstract class ScratchFileSystemsBase extends Construct implements IScratchFileS
   readonly connections: ec2.Connections;
   /** Subnet for mount targets, per AZ ID. */
   readonly subnets: Record<string, ec2.ISubnet>;
-  private readonly encryptionKey?: kms.IKey;
+  /** The KMS key the file systems are encrypted with; the AWS managed key `aws/elasticfilesystem` when unset. */
+  readonly encryptionKey?: kms.IKey;
   private readonly mountPath: string;
   private readonly teardownGrace: Duration;
 
@@ -141,7 +143,7 @@ abstract class ScratchFileSystemsBase extends Construct implements IScratchFileS
       resourceName: this.securityGroupId,
     });
     acknowledgeScratchWildcards(grantee, fileSystems, networkInterfaces);
-    let grant = grantCreateTagged(grantee, this.fleetId, fileSystems)
+    const grant = grantCreateTagged(grantee, this.fleetId, fileSystems)
       .combine(grantTeardownMark(grantee, this.fleetId, fileSystems))
       .combine(grantMountTargetsAndDelete(grantee, this.fleetId, fileSystems))
       .combine(grantScratchLookups(grantee))
@@ -154,18 +156,9 @@ abstract class ScratchFileSystemsBase extends Construct implements IScratchFileS
           securityGroup,
         ),
       )
-      .combine(grantEfsServiceLinkedRole(this, grantee));
+      .combine(grantEfsServiceLinkedRole(this, grantee))
+      .combine(grantScratchKey(grantee, this.encryptionKey));
     denyUntaggedScratch(grantee);
-    if (this.encryptionKey) {
-      grant = grant.combine(
-        this.encryptionKey.grant(
-          grantee,
-          'kms:DescribeKey',
-          'kms:CreateGrant',
-          'kms:GenerateDataKeyWithoutPlaintext',
-        ),
-      );
-    }
     return grant;
   }
 }

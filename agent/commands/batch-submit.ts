@@ -1,11 +1,15 @@
 /**
  * `mountfleet batch submit --queue Q --job-definition D [--scratch] [--expected-io SIZE] [--attempts N]
- * [--job-name NAME] [--json] -- CMD…`: parses, calls core/batch's submitBatchJob, prints the job id (or the
- * result as JSON). SIGINT/SIGTERM during a scratch submit rolls back what was made (exit 130).
+ * [--job-name NAME] [--json] -- CMD…`: parses, asks the fleet's submit function (core/batch's
+ * submitThroughFunction), prints the job id (or the result as JSON). The function checks the job definition and
+ * makes the run; the submitter needs only to invoke it. SIGINT/SIGTERM stops waiting (exit 130): the function
+ * goes on, and submits the job or rolls back what it made.
  */
-import { batchClient, ec2Client, efsClient } from '../../core/aws';
-import { submitBatchJob, type BatchSubmitResult } from '../../core/batch';
-import { parseBytes } from '../../core/common';
+import { batchClient, lambdaClient } from '../../core/aws';
+import { parseSubmitRequest, submitThroughFunction } from '../../core/batch';
+import { generateJobId } from '../../core/scratch';
+import { EXIT_STATUS, MountfleetError, parseBytes } from '../../core/common';
+import { SUBMIT_FUNCTION_TIMEOUT_MINUTES, type BatchSubmitResult } from '../../core/contract';
 import { parsePositive, parseWholeNumber } from '../args';
 import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
 import type { RegisterCommand } from '../command';
@@ -23,9 +27,6 @@ interface SubmitFlags extends AwsFlags {
 }
 
 const say = (line: string) => process.stderr.write(`mountfleet batch: ${line}\n`);
-
-/** SDK attempts per call: many submits at once must ride out throttling, as scratch run's setup does. */
-const SUBMIT_MAX_ATTEMPTS = 10;
 
 export const registerBatchSubmit: RegisterCommand = (batch) => {
   batch
@@ -66,28 +67,38 @@ export const registerBatchSubmit: RegisterCommand = (batch) => {
       '\nExample:\n  mountfleet batch submit --queue train-use1-az1 --job-definition train-encode --scratch -- ./encode.sh in.mov\n',
     )
     .action(async (command: string[], flags: SubmitFlags) => {
-      const request = {
+      // Named here when unset, so that a submit this command stops waiting for can still be found by its name.
+      const jobName = flags.jobName ?? generateJobId();
+      const request = parseSubmitRequest({
         queue: flags.queue,
         jobDefinition: flags.jobDefinition,
         command,
         scratch: flags.scratch ?? false,
-        expectedIoBytes:
-          flags.expectedIo === undefined
-            ? undefined
-            : parsePositive('--expected-io', flags.expectedIo, parseBytes),
+        ...(flags.expectedIo === undefined
+          ? {}
+          : { expectedIoBytes: parsePositive('--expected-io', flags.expectedIo, parseBytes) }),
         attempts: parseWholeNumber('--attempts', flags.attempts ?? '1', { min: 1, max: 10 }),
-        jobName: flags.jobName,
-      };
+        jobName,
+      });
       await resolveAws(flags);
-      const options = { maxAttempts: SUBMIT_MAX_ATTEMPTS };
-      const clients = { batch: batchClient(options), efs: efsClient(options), ec2: ec2Client(options) };
-      const stops = stopOnSignals((name, first) =>
-        say(first ? `${name}: stopping; what was made is rolled back` : `${name}: already stopping`),
-      );
+      const clients = {
+        batch: batchClient(),
+        lambda: lambdaClient(SUBMIT_FUNCTION_TIMEOUT_MINUTES * 60_000),
+      };
+      const stops = stopOnSignals((name, first) => {
+        if (first) say(`${name}: no longer waiting; the fleet's submit function goes on`);
+      });
       try {
-        const result = await submitBatchJob(clients, request, { signal: stops.signal, log: say });
+        const result = await submitThroughFunction(clients, request, { signal: stops.signal, log: say });
         if (flags.json) printJson(result);
         else print(result);
+      } catch (err) {
+        if (!stops.signal.aborted) throw err;
+        throw new MountfleetError(
+          `stopped waiting: the fleet's submit function either submits job ${jobName} or rolls back what it made; ` +
+            `\`aws batch list-jobs --job-queue ${flags.queue} --filters name=JOB_NAME,values=${jobName}\` finds it`,
+          EXIT_STATUS.interrupted,
+        );
       } finally {
         stops.dispose();
       }

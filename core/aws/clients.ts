@@ -11,6 +11,7 @@ import type { BatchClient } from '@aws-sdk/client-batch';
 import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { EFSClient } from '@aws-sdk/client-efs';
+import type { LambdaClient } from '@aws-sdk/client-lambda';
 import type { ResourceGroupsTaggingAPIClient } from '@aws-sdk/client-resource-groups-tagging-api';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
@@ -80,6 +81,7 @@ const sdk = {
   s3: () => require('@aws-sdk/client-s3') as typeof import('@aws-sdk/client-s3'),
   autoScaling: () => require('@aws-sdk/client-auto-scaling') as typeof import('@aws-sdk/client-auto-scaling'),
   batch: () => require('@aws-sdk/client-batch') as typeof import('@aws-sdk/client-batch'),
+  lambda: () => require('@aws-sdk/client-lambda') as typeof import('@aws-sdk/client-lambda'),
   tagging: () =>
     require('@aws-sdk/client-resource-groups-tagging-api') as typeof import('@aws-sdk/client-resource-groups-tagging-api'),
 };
@@ -103,6 +105,17 @@ export function autoScalingClient(options?: ClientOptions): AutoScalingClient {
 
 export function batchClient(options?: ClientOptions): BatchClient {
   return new (sdk.batch().BatchClient)(clientConfig(options));
+}
+
+/**
+ * Lambda, for synchronous invocations of a function that runs up to `longestRunMs`: the socket may stay idle that
+ * long while the function works (the keep-alive agent sends TCP keepalives meanwhile, so a NAT does not drop it),
+ * and one attempt only: Invoke has no idempotency token, and a retried invocation would run the function twice.
+ */
+export function lambdaClient(longestRunMs: number, options?: ClientOptions): LambdaClient {
+  return new (sdk.lambda().LambdaClient)(
+    clientConfig({ ...options, maxAttempts: 1, requestTimeoutMs: longestRunMs + 60_000 }),
+  );
 }
 
 /** The Resource Groups Tagging API: tags up to 20 resources of any service in one call. */

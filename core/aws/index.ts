@@ -6,6 +6,7 @@ export {
   ec2Client,
   efsClient,
   isDirectoryBucket,
+  lambdaClient,
   s3Client,
   s3ExpressClient,
   taggingClient,

@@ -26,18 +26,35 @@ export function parseJobStateChange(event: unknown): JobStateDetail | { readonly
 }
 
 /**
- * Why a Batch retry would retry this ended attempt, or undefined: a non-zero exit of the container, or the host
- * lost (instance terminated, Spot reclaimed: "Host EC2 (instance i-…) terminated."). A cancelled or terminated
- * job ends with the reason its canceller gave, and is not retried (Batch does not retry those either).
+ * How ECS says a container could not start because a volume would not mount: the ECS agent's volume errors
+ * (`CannotCreateVolumeError`, and since its EFS volume plugin mounts at container start, `CannotStartContainerError`
+ * … "failed to mount volume"), or Fargate's "failed to invoke EFS utils commands". No AWS page lists these
+ * strings (they come from the ECS agent's source, aws/amazon-ecs-agent), so a reason must both name such an error
+ * and speak of a volume, EFS or a mount.
+ */
+const VOLUME_START_ERROR =
+  /^(CannotCreateVolumeError|CannotStartContainerError|ResourceInitializationError)\b/;
+const ABOUT_A_VOLUME = /volume|efs|mount/i;
+
+/**
+ * Why a Batch retry would retry this ended attempt, or undefined: a non-zero exit of the container, the host lost
+ * (instance terminated, Spot reclaimed: "Host EC2 (instance i-…) terminated."), or the container not started
+ * because its EFS volume did not mount (a new run gets a new file system and mount target). A cancelled or
+ * terminated job ends with the reason its canceller gave, and is not retried (Batch does not retry those either).
  */
 export function retryableReason(detail: JobStateDetail): string | undefined {
   if (detail.status !== 'FAILED') return undefined;
   const last = detail.attempts?.at(-1);
-  const reasons = [detail.statusReason, last?.statusReason, last?.container?.reason].filter(
-    (r): r is string => typeof r === 'string',
-  );
+  const reasons = [
+    detail.statusReason,
+    last?.statusReason,
+    last?.container?.reason,
+    detail.container?.reason,
+  ].filter((r): r is string => typeof r === 'string');
   const hostLost = reasons.find((r) => r.startsWith('Host EC2'));
   if (hostLost) return `host lost (${hostLost})`;
+  const volume = reasons.find((r) => VOLUME_START_ERROR.test(r) && ABOUT_A_VOLUME.test(r));
+  if (volume) return `its volume did not mount (${volume})`;
   const exitCode = last?.container?.exitCode ?? detail.container?.exitCode;
   if (
     detail.statusReason === 'Essential container in task exited' &&

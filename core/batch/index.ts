@@ -1,3 +1,5 @@
+export { submitThroughFunction } from './invoke';
 export { type BatchJobStatus, batchJobStatus } from './status';
-export { type BatchSubmitRequest, type BatchSubmitResult, submitBatchJob } from './submit';
-export { type BatchTeardownOutcome, batchTeardownSettingsFromEnv, tearDownBatchRun } from './teardown';
+export { type BatchFleetSettings, batchSettingsFromEnv } from './settings';
+export { answerSubmitRequest, parseSubmitRequest, submitBatchJob } from './submit';
+export { type BatchTeardownOutcome, tearDownBatchRun } from './teardown';

@@ -19,6 +19,8 @@ import {
   runJobDefinitionName,
   runJobDefinitionPrefix,
 } from '../contract';
+import { allowedContainer, hostAccessProblems } from './host-access';
+import type { BatchFleetSettings } from './settings';
 
 /** The name of the EFS volume a run's revision adds (replaced, not doubled, when a retry copies a revision). */
 export const SCRATCH_VOLUME_NAME = 'mountfleet-scratch';
@@ -41,35 +43,48 @@ export async function describeJobDefinition(
 }
 
 /**
- * The job definition a job is submitted with, checked: it exists and is ACTIVE, is a container job, and is
- * not one of the fleet's per-run revisions; otherwise a UsageError naming `--job-definition`.
+ * The job definition a job is submitted with, checked: it exists and is ACTIVE, is not one of the fleet's per-run
+ * revisions, asks nothing of the host the fleet does not allow (host-access.ts) and binds each of the fleet's
+ * Mountpoint paths read-only; otherwise a UsageError naming `--job-definition` and every problem. Revisions are
+ * immutable, so the one checked here (its ARN names the revision) is the one that runs.
  */
 export async function readBaseJobDefinition(
   batch: BatchClient,
   ref: string,
-  fleetId: string,
+  settings: BatchFleetSettings,
   signal?: AbortSignal,
-): Promise<JobDefinition & { containerProperties: ContainerProperties }> {
+): Promise<CheckedJobDefinition> {
   const flag = `--job-definition ${ref}`;
   const jd = await describeJobDefinition(batch, ref, signal);
-  if (jd === undefined || jd.status !== 'ACTIVE') {
+  if (jd?.jobDefinitionArn === undefined || jd.status !== 'ACTIVE') {
     throw new UsageError(
       `${flag}: no ACTIVE job definition of that name, revision or ARN: register one (the fleet's job-definition helper ` +
         'makes one with its mounts) and pass its name; `aws batch describe-job-definitions --status ACTIVE` lists them',
     );
   }
-  if (jd.jobDefinitionName?.startsWith(runJobDefinitionPrefix(fleetId))) {
+  if (jd.jobDefinitionName?.startsWith(runJobDefinitionPrefix(settings.fleetId))) {
     throw new UsageError(
       `${flag}: this is the revision of one earlier run (${jd.jobDefinitionName}), deregistered when that run ends: pass the job definition it was made from`,
     );
   }
-  if (jd.type !== 'container' || jd.containerProperties === undefined) {
+  const problems = hostAccessProblems(jd, settings);
+  if (problems.length > 0) {
     throw new UsageError(
-      `${flag}: a ${jd.type ?? 'job'} job definition without containerProperties: mountfleet submits single-container ECS jobs only`,
+      `${flag}: refused, it asks more of the fleet's hosts than a job may have (nothing was created):\n` +
+        problems.map((p) => `  ${p}`).join('\n'),
     );
   }
-  return { ...jd, containerProperties: jd.containerProperties };
+  const container = jd.containerProperties!;
+  const mounts = mountsProblem(container, settings.mountPaths);
+  if (mounts) throw new UsageError(`${flag}: ${mounts}`);
+  return { ...jd, jobDefinitionArn: jd.jobDefinitionArn, containerProperties: container };
 }
+
+/** A base job definition that passed readBaseJobDefinition's checks. */
+export type CheckedJobDefinition = JobDefinition & {
+  readonly jobDefinitionArn: string;
+  readonly containerProperties: ContainerProperties;
+};
 
 /**
  * What is wrong with the job definition's mounts, or undefined: every one of the queue's Mountpoint paths must
@@ -113,7 +128,7 @@ interface RunRevisionSpec {
  * platform, the run's tags.
  */
 export function runRevision(base: JobDefinition, spec: RunRevisionSpec): RegisterJobDefinitionCommandInput {
-  const container = base.containerProperties ?? {};
+  const container = allowedContainer(base.containerProperties ?? {});
   const volumes = (container.volumes ?? []).filter((v) => v.name !== SCRATCH_VOLUME_NAME);
   const mountPoints = (container.mountPoints ?? []).filter((m) => m.sourceVolume !== SCRATCH_VOLUME_NAME);
   return {
@@ -159,6 +174,19 @@ export function scratchProblem(container: ContainerProperties, scratchPath: stri
     return `already mounts volume ${taken.sourceVolume} at the scratch path ${scratchPath}: tag it ${TAG_BATCH_SCRATCH_PATH} with another path`;
   }
   return undefined;
+}
+
+/** A run's revision without the run's own scratch volume and mount point: the base it was made from. */
+export function withoutRunScratch(revision: JobDefinition): JobDefinition {
+  const container = revision.containerProperties ?? {};
+  return {
+    ...revision,
+    containerProperties: {
+      ...container,
+      volumes: (container.volumes ?? []).filter((v) => v.name !== SCRATCH_VOLUME_NAME),
+      mountPoints: (container.mountPoints ?? []).filter((m) => m.sourceVolume !== SCRATCH_VOLUME_NAME),
+    },
+  };
 }
 
 /** Deregisters a run's revision; one already INACTIVE (an earlier teardown's work) is left as it is. */

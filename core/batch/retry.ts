@@ -7,10 +7,11 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { JobDefinition } from '@aws-sdk/client-batch';
-import { TAG_BATCH_ATTEMPT, TAG_BATCH_ATTEMPTS, TAG_BATCH_FIRST_JOB, creationToken } from '../contract';
-import { findFileSystemByToken } from '../scratch';
+import { TAG_BATCH_ATTEMPT, TAG_BATCH_ATTEMPTS, TAG_BATCH_FIRST_JOB } from '../contract';
+import { findRunFileSystem } from '../efs';
 import type { JobStateDetail } from './event';
-import { SCRATCH_VOLUME_NAME } from './job-definition';
+import { hostAccessProblems } from './host-access';
+import { SCRATCH_VOLUME_NAME, withoutRunScratch } from './job-definition';
 import { readFleetQueue, scratchPlacement } from './queue';
 import { jobIdOfRun } from './run-job';
 import {
@@ -20,6 +21,7 @@ import {
   type RunOptions,
   type SubmittedRun,
 } from './run';
+import type { BatchFleetSettings } from './settings';
 
 /** The run id of the retry of `runId`: the same start stamp, 64 bits of a hash of the failed run's id. */
 export function retryRunId(runId: string): string {
@@ -48,14 +50,20 @@ export type RetryOutcome =
  */
 export async function resubmit(
   clients: BatchClients,
-  fleetId: string,
+  settings: BatchFleetSettings,
   failed: { readonly detail: JobStateDetail; readonly runId: string; readonly revision: JobDefinition },
   attempts: { attempt: number; attempts: number; firstJobId?: string },
   options: RunOptions,
 ): Promise<RetryOutcome> {
+  const { fleetId } = settings;
   const runId = retryRunId(failed.runId);
-  const existing = await findFileSystemByToken(clients.efs, creationToken(fleetId, runId), options.signal);
-  if (existing?.FileSystemId) return { status: 'already-made', runId, fileSystemId: existing.FileSystemId };
+  const existing = await findRunFileSystem(clients.efs, { fleetId, runId }, options.signal);
+  if (existing.status === 'found') {
+    return { status: 'already-made', runId, fileSystemId: existing.fileSystem.FileSystemId };
+  }
+  if (existing.status === 'not-ours') {
+    throw new Error(`retry run ${runId}: ${existing.fileSystemId} holds its CreationToken without its tags`);
+  }
   // A delivery that comes after the retry ended (and its file system went) finds the retry's job instead.
   const jobId = await jobIdOfRun(clients.batch, failed.detail.jobQueue, fleetId, runId, options.signal);
   if (jobId !== undefined) return { status: 'already-submitted', runId, jobId };
@@ -65,6 +73,11 @@ export async function resubmit(
     (m) => m.sourceVolume === SCRATCH_VOLUME_NAME,
   )?.containerPath;
   if (scratchPath === undefined) throw new Error(`${failed.detail.jobDefinition} mounts no scratch volume`);
+  // The failed run's revision was made from a checked base; checked again, as any base is, before it is copied.
+  const problems = hostAccessProblems(withoutRunScratch(failed.revision), settings);
+  if (problems.length > 0) {
+    throw new Error(`${failed.detail.jobDefinition} is not retried: ${problems.join('; ')}`);
+  }
   const claim = randomBytes(8).toString('hex');
   let run: SubmittedRun;
   try {
@@ -83,6 +96,7 @@ export async function resubmit(
         attempts: attempts.attempts,
         firstJobId: attempts.firstJobId ?? failed.detail.jobId,
         claim,
+        kmsKeyId: settings.kmsKeyId,
       },
       options,
     );

@@ -29,15 +29,7 @@ import {
   creationToken,
   runJobDefinitionName,
 } from '../contract';
-import { teardownFileSystem } from '../efs';
-import {
-  CreateOutcomeUnknown,
-  createFileSystem,
-  ensureMountTarget,
-  findFileSystemByToken,
-  waitForFileSystem,
-  waitForMountTarget,
-} from '../scratch';
+import { CreateOutcomeUnknown, deleteRunFileSystem, provisionRunFileSystem } from '../efs';
 import { activeRevisions, registerRevision, runRevision } from './job-definition';
 import type { FleetQueue, ScratchPlacement } from './queue';
 
@@ -74,6 +66,8 @@ interface ScratchRunSpec {
   readonly attempts: number;
   /** The job id of attempt 1; unset for attempt 1 itself. */
   readonly firstJobId?: string;
+  /** The fleet's scratch KMS key; the AWS managed key for EFS when unset. */
+  readonly kmsKeyId?: string;
   /**
    * A nonce of this caller, tagged on the file system at its creation (TAG_BATCH_CLAIM): set when another caller
    * may make the same run at the same instant (a retry's run id is derived, so two deliveries of one event share
@@ -148,41 +142,53 @@ export async function submitScratchRun(
   };
   try {
     next(step);
-    let fs;
     try {
-      fs = await createFileSystem(clients.efs, {
-        fleetId: spec.fleetId,
-        jobId: spec.jobName,
-        runId: spec.runId,
-        availabilityZoneName: spec.placement.availabilityZoneName,
-        extraTags: [
-          { Key: TAG_BATCH_QUEUE, Value: spec.queue.name },
-          ...(spec.claim === undefined ? [] : [{ Key: TAG_BATCH_CLAIM, Value: spec.claim }]),
-        ],
-      });
+      await provisionRunFileSystem(
+        clients.efs,
+        {
+          fleetId: spec.fleetId,
+          jobId: spec.jobName,
+          runId: spec.runId,
+          availabilityZoneName: spec.placement.availabilityZoneName,
+          subnetId: spec.placement.subnetId,
+          securityGroupId: spec.placement.securityGroupId,
+          kmsKeyId: spec.kmsKeyId,
+          extraTags: [
+            { Key: TAG_BATCH_QUEUE, Value: spec.queue.name },
+            ...(spec.claim === undefined ? [] : [{ Key: TAG_BATCH_CLAIM, Value: spec.claim }]),
+          ],
+        },
+        {
+          ...wait,
+          onStep: (s) => {
+            if (s.step === 'created') {
+              // FileSystemAlreadyExists answers with the token's file system: another caller's, unless it has our nonce.
+              const claimedBy = s.fileSystem.Tags?.find((t) => t.Key === TAG_BATCH_CLAIM)?.Value;
+              if (spec.claim !== undefined && claimedBy !== spec.claim) {
+                throw new RunMadeElsewhere(spec.runId, s.fileSystem.FileSystemId!);
+              }
+              made.fileSystemId = s.fileSystem.FileSystemId!;
+              log(
+                `created file system ${made.fileSystemId} in ${spec.placement.availabilityZoneName} (run ${spec.runId})`,
+              );
+              next('wait for the file system');
+            } else if (s.step === 'mount-target') {
+              next('create the mount target');
+            } else if (s.step === 'mount-target-created') {
+              next('wait for the mount target');
+            }
+          },
+        },
+      );
     } catch (err) {
       made.outcomeUnknown = err instanceof CreateOutcomeUnknown;
       throw err;
     }
-    // FileSystemAlreadyExists answers with the token's file system: another caller's, unless it has our nonce.
-    const claimedBy = fs.Tags?.find((t) => t.Key === TAG_BATCH_CLAIM)?.Value;
-    if (spec.claim !== undefined && claimedBy !== spec.claim) {
-      throw new RunMadeElsewhere(spec.runId, fs.FileSystemId!);
-    }
-    made.fileSystemId = fs.FileSystemId!;
-    log(
-      `created file system ${made.fileSystemId} in ${spec.placement.availabilityZoneName} (run ${spec.runId})`,
-    );
-    next('wait for the file system');
-    await waitForFileSystem(clients.efs, made.fileSystemId, wait);
-    next('create the mount target');
-    const { mountTarget } = await ensureMountTarget(clients.efs, made.fileSystemId, spec.placement, wait);
-    next('wait for the mount target');
-    await waitForMountTarget(clients.efs, mountTarget, wait);
+    const fileSystemId = made.fileSystemId!;
     next('register the job definition');
     withinLimit();
     const tags = runTags(spec);
-    const revision = runRevision(spec.base, { ...spec, fileSystemId: made.fileSystemId, tags });
+    const revision = runRevision(spec.base, { ...spec, fileSystemId, tags });
     // Not aborted, as the creates: a registration carried out after we stopped listening would be left behind.
     made.registerSent = true;
     made.revisionArn = await registerRevision(clients.batch, revision);
@@ -203,11 +209,11 @@ export async function submitScratchRun(
       }),
     );
     const jobId = submitted.jobId!;
-    await tagSubmitted(clients.efs, made.fileSystemId, spec, jobId, log);
+    await tagSubmitted(clients.efs, fileSystemId, spec, jobId, log);
     return {
       jobId,
       runId: spec.runId,
-      fileSystemId: made.fileSystemId,
+      fileSystemId,
       jobDefinitionArn: made.revisionArn,
       attempt: spec.attempt,
     };
@@ -294,29 +300,25 @@ async function rollBack(
       );
     }
   }
-  let fileSystemId = made.fileSystemId;
-  if (fileSystemId === undefined && made.outcomeUnknown) {
+  if (made.fileSystemId !== undefined || made.outcomeUnknown) {
+    // By the run's CreationToken, checked to carry the run's tags: also finds one a create without an answer made.
     try {
-      const token = creationToken(spec.fleetId, spec.runId);
-      fileSystemId = (await findFileSystemByToken(clients.efs, token, abortAfter(ROLLBACK_CALL_MS)))
-        ?.FileSystemId;
-    } catch (err) {
-      left.push(
-        `a file system with CreationToken ${creationToken(spec.fleetId, spec.runId)} may exist (${errorText(err)})`,
-      );
-    }
-  }
-  if (fileSystemId !== undefined) {
-    try {
-      const outcome = await teardownFileSystem(clients.efs, fileSystemId, {
+      const deletion = await deleteRunFileSystem(clients.efs, spec, {
         clock,
         callTimeoutMs: ROLLBACK_CALL_MS,
         onProgress: log,
       });
-      if (outcome.status === 'pending') left.push(`file system ${fileSystemId} (${outcome.reason})`);
-      else said.push(`deleted file system ${fileSystemId}`);
+      if (deletion.status === 'pending')
+        left.push(`file system ${deletion.fileSystemId} (${deletion.reason})`);
+      else if (deletion.status === 'not-ours') {
+        left.push(
+          `file system ${deletion.fileSystemId} holds the run's CreationToken without its tags: left alone`,
+        );
+      } else if (deletion.status !== 'not-found') said.push(`deleted file system ${deletion.fileSystemId}`);
     } catch (err) {
-      left.push(`file system ${fileSystemId} (${errorText(err)})`);
+      left.push(
+        `file system ${made.fileSystemId ?? `with CreationToken ${creationToken(spec.fleetId, spec.runId)}`} (${errorText(err)})`,
+      );
     }
   }
   if (left.length > 0) {

@@ -14,7 +14,8 @@ import {
   creationToken,
   runIdOfJobDefinition,
 } from '../contract';
-import { findFileSystemByToken, readCredit } from '../scratch';
+import { findFileSystemByToken } from '../efs';
+import { readCredit } from '../scratch';
 import { describeJobDefinition, SCRATCH_VOLUME_NAME } from './job-definition';
 import { readFleetQueue } from './queue';
 import { retryRunId } from './retry';

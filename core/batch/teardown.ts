@@ -6,29 +6,13 @@
  * already INACTIVE are progress. Events of other queues or jobs that are no runs of the fleet are ignored.
  */
 import { errorText, type Clock } from '../common';
-import { BATCH_FINAL_STATES, BATCH_TEARDOWN_ENV, creationToken, runIdOfJobDefinition } from '../contract';
-import { teardownFileSystem } from '../efs';
-import { findFileSystemByToken, madeByRun } from '../scratch';
+import { BATCH_FINAL_STATES, runIdOfJobDefinition } from '../contract';
+import { deleteRunFileSystem, type RunFileSystemDeletion } from '../efs';
 import { parseJobStateChange, retryableReason, type JobStateDetail } from './event';
 import { deregisterRevision, describeJobDefinition } from './job-definition';
 import { attemptsOf, resubmit, type RetryOutcome } from './retry';
 import type { BatchClients } from './run';
-
-/** What the handler is told by its environment (BATCH_TEARDOWN_ENV). */
-interface BatchTeardownSettings {
-  readonly fleetId: string;
-  /** The fleet's job-queue ARNs: events of any other queue are ignored. Unset: every queue. */
-  readonly queueArns?: readonly string[];
-}
-
-/** The settings from the Lambda's environment; throws naming the variable when the fleet id is missing. */
-export function batchTeardownSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): BatchTeardownSettings {
-  const fleetId = env[BATCH_TEARDOWN_ENV.fleetId];
-  if (!fleetId)
-    throw new Error(`${BATCH_TEARDOWN_ENV.fleetId} is not set: the teardown cannot tell its fleet`);
-  const queues = (env[BATCH_TEARDOWN_ENV.queueArns] ?? '').split(',').filter(Boolean);
-  return { fleetId, queueArns: queues.length > 0 ? queues : undefined };
-}
+import type { BatchFleetSettings } from './settings';
 
 interface BatchTeardownOptions {
   readonly clock?: Clock;
@@ -43,7 +27,7 @@ export type BatchTeardownOutcome =
       readonly status: 'torn-down';
       readonly jobId: string;
       readonly runId: string;
-      readonly fileSystem: 'deleted' | 'already-gone' | 'not-found' | 'not-ours' | 'pending';
+      readonly fileSystem: RunFileSystemDeletion['status'];
       readonly fileSystemId?: string;
       readonly revision: 'deregistered' | 'already-inactive';
       readonly retry?: RetryDecision;
@@ -60,7 +44,7 @@ class BatchTeardownError extends Error {
 /** Handles one event; resolves to what was done, throws BatchTeardownError when a step failed. */
 export async function tearDownBatchRun(
   clients: BatchClients,
-  settings: BatchTeardownSettings,
+  settings: BatchFleetSettings,
   event: unknown,
   options: BatchTeardownOptions = {},
 ): Promise<BatchTeardownOutcome> {
@@ -70,7 +54,7 @@ export async function tearDownBatchRun(
   if (!(BATCH_FINAL_STATES as readonly string[]).includes(detail.status)) {
     return { status: 'ignored', reason: `job ${detail.jobId} is ${detail.status}, not ended` };
   }
-  if (settings.queueArns && !settings.queueArns.includes(detail.jobQueue)) {
+  if (!settings.queueArns.includes(detail.jobQueue)) {
     return {
       status: 'ignored',
       reason: `job ${detail.jobId} is in ${detail.jobQueue}, not a queue of fleet ${settings.fleetId}`,
@@ -84,11 +68,15 @@ export async function tearDownBatchRun(
     };
   }
   const failures: string[] = [];
-  const retry = await retryIfDue(clients, settings.fleetId, detail, runId, options).catch((err: unknown) => {
+  const retry = await retryIfDue(clients, settings, detail, runId, options).catch((err: unknown) => {
     failures.push(`retry: ${errorText(err)}`);
     return undefined;
   });
-  const fs = await deleteRunFileSystem(clients, settings.fleetId, runId, options).catch((err: unknown) => {
+  const fs = await deleteRunFileSystem(
+    clients.efs,
+    { fleetId: settings.fleetId, runId },
+    { clock: options.clock, maxWaitMs: options.maxWaitMs, onProgress: options.log },
+  ).catch((err: unknown) => {
     failures.push(`file system: ${errorText(err)}`);
     return undefined;
   });
@@ -97,6 +85,9 @@ export async function tearDownBatchRun(
     return undefined;
   });
   if (fs?.status === 'pending') failures.push(`file system ${fs.fileSystemId}: ${fs.reason}`);
+  if (fs?.status === 'not-ours') {
+    options.log?.(`${fs.fileSystemId} holds run ${runId}'s CreationToken without its tags: left alone`);
+  }
   if (failures.length > 0 || fs === undefined || revision === undefined) {
     throw new BatchTeardownError(`job ${detail.jobId} (run ${runId}): ${failures.join('; ')}`);
   }
@@ -105,7 +96,7 @@ export async function tearDownBatchRun(
     jobId: detail.jobId,
     runId,
     fileSystem: fs.status,
-    fileSystemId: fs.fileSystemId,
+    fileSystemId: 'fileSystemId' in fs ? fs.fileSystemId : undefined,
     revision,
     retry,
   };
@@ -114,7 +105,7 @@ export async function tearDownBatchRun(
 /** Resubmits a failed attempt that Batch would retry and that has attempts left. */
 async function retryIfDue(
   clients: BatchClients,
-  fleetId: string,
+  settings: BatchFleetSettings,
   detail: JobStateDetail,
   runId: string,
   options: BatchTeardownOptions,
@@ -141,34 +132,8 @@ async function retryIfDue(
   options.log?.(
     `job ${detail.jobId} (attempt ${attempts.attempt} of ${attempts.attempts}): ${reason}; resubmitting as a new run`,
   );
-  return resubmit(clients, fleetId, { detail, runId, revision }, attempts, {
+  return resubmit(clients, settings, { detail, runId, revision }, attempts, {
     clock: options.clock,
     log: options.log,
   });
-}
-
-/** Deletes the run's file system, found by its CreationToken and checked to carry the run's tags. */
-async function deleteRunFileSystem(
-  clients: BatchClients,
-  fleetId: string,
-  runId: string,
-  options: BatchTeardownOptions,
-): Promise<
-  | { status: 'deleted' | 'already-gone' | 'not-found' | 'not-ours'; fileSystemId?: string }
-  | { status: 'pending'; fileSystemId: string; reason: string }
-> {
-  const found = await findFileSystemByToken(clients.efs, creationToken(fleetId, runId));
-  if (found?.FileSystemId === undefined) return { status: 'not-found' };
-  const fileSystemId = found.FileSystemId;
-  if (!madeByRun(found, { fleetId, runId })) {
-    options.log?.(`${fileSystemId} holds run ${runId}'s CreationToken without its tags: left alone`);
-    return { status: 'not-ours', fileSystemId };
-  }
-  const outcome = await teardownFileSystem(clients.efs, fileSystemId, {
-    clock: options.clock,
-    maxWaitMs: options.maxWaitMs,
-    onProgress: options.log,
-  });
-  if (outcome.status === 'pending') return { status: 'pending', fileSystemId, reason: outcome.reason };
-  return { status: outcome.status, fileSystemId };
 }

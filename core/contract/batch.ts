@@ -105,14 +105,6 @@ export function runJobDefinitionIamPattern(fleetId: string): string {
   return `${runJobDefinitionPrefix(fleetId)}r${'?'.repeat(8)}t${'?'.repeat(6)}-${'?'.repeat(16)}*`;
 }
 
-/** Environment of the Batch teardown Lambda (lib/ sets them, lambda/batch-teardown reads them). */
-export const BATCH_TEARDOWN_ENV = {
-  /** The fleet id: the handler touches file systems and job definitions of this fleet only. */
-  fleetId: 'FLEET_ID',
-  /** The fleet's job-queue ARNs, comma-separated: events of any other queue are ignored. */
-  queueArns: 'BATCH_QUEUE_ARNS',
-} as const;
-
 /**
  * How long a Batch submit may take from its start to SubmitJob: it checks right before registering the run's
  * revision and again right before submitting, and past this it rolls back instead. So a file system that still

@@ -84,7 +84,6 @@ export {
   BATCH_SCRATCH_CREATE_TAG_KEYS,
   BATCH_SCRATCH_SUBMIT_TAG_KEYS,
   BATCH_SUBMIT_LIMIT_MINUTES,
-  BATCH_TEARDOWN_ENV,
   DEFAULT_BATCH_SCRATCH_PATH,
   TAG_BATCH_ATTEMPT,
   TAG_BATCH_ATTEMPTS,
@@ -103,4 +102,15 @@ export {
   runJobDefinitionPrefix,
 } from './batch';
 export { ECS_TASK_CGROUP, ECS_UNIT, MOUNTS_READY_FILE } from './batch-host';
+export {
+  BATCH_FUNCTION_ENV,
+  type BatchSubmitAnswer,
+  type BatchSubmitRequest,
+  type BatchSubmitResult,
+  JOB_NAME_PATTERN,
+  SUBMIT_FUNCTION_TIMEOUT_MINUTES,
+  TAG_BATCH_SUBMIT_FUNCTION,
+  batchSubmitRequestSchema,
+  submitFunctionName,
+} from './batch-submit';
 export { VERSION } from './version';

@@ -1,4 +1,14 @@
 export { foreignReason, listFleetFileSystemDescriptions, tagValue } from './fleet-file-systems';
+export { findFileSystemByToken, madeByRun } from './run-create';
+export {
+  type ProvisionStep,
+  type RunFileSystemDeletion,
+  type RunFileSystemSpec,
+  deleteRunFileSystem,
+  findRunFileSystem,
+  provisionRunFileSystem,
+} from './run-file-system';
+export { CreateOutcomeUnknown, RunInterrupted, RunSetupError } from './setup-errors';
 export {
   type TeardownOptions,
   type TeardownOutcome,
@@ -6,3 +16,4 @@ export {
   markTeardownStarted,
   teardownFileSystem,
 } from './teardown';
+export { type WaitOptions } from './wait';

@@ -6,10 +6,7 @@ export { type ScratchRunRecord, activeScratchRuns } from './registry';
 export { runScratch } from './run';
 export { type ScratchRunIo, type ScratchRunRequest } from './run-plan';
 export { compareWithRun, readRunSummary, renderAgainst } from './run-summary';
-// For core/batch: a Batch run provisions its file system and mount target with scratch's own code.
+// For core/batch: the burst-credit preflight and readings, and run ids.
 export { readCredit } from './credit-readings';
-export { ensureMountTarget, waitForMountTarget } from './mount-target';
 export { generateRunId } from './naming';
 export { burstCreditPreflight } from './preflight';
-export { createFileSystem, findFileSystemByToken, madeByRun, waitForFileSystem } from './provision';
-export { CreateOutcomeUnknown } from './setup-errors';

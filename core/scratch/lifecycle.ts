@@ -13,6 +13,13 @@
 import { mkdirSync } from 'node:fs';
 import type { EFSClient } from '@aws-sdk/client-efs';
 import { EXIT_STATUS, systemClock, type Clock } from '../common';
+import {
+  CreateOutcomeUnknown,
+  provisionRunFileSystem,
+  RunInterrupted,
+  RunSetupError,
+  type WaitOptions,
+} from '../efs';
 import { holdCheckedDirectory, type CheckedDirectory } from '../system';
 import {
   describeTermination,
@@ -29,12 +36,9 @@ import {
 import { signalNumber, startJob, systemdScopeFor, type JobExit, type JobScope } from './job';
 import { mountStatsReader } from './mountstats';
 import { isMounted, mountFileSystem, topMountAt } from './mount';
-import { ensureMountTarget, waitForMountTarget } from './mount-target';
 import { generateRunId } from './naming';
-import type { WaitOptions } from './setup-wait';
-import { createFileSystem, waitForFileSystem } from './provision';
 import { watchRunner, type RunnerWatch } from './runner-watch';
-import { CreateOutcomeUnknown, ScratchInterrupted, ScratchSetupError } from './setup-errors';
+
 import { stopProcessGroup, superviseJob, type StopReason } from './job-supervision';
 import {
   reportTeardown,
@@ -166,9 +170,9 @@ export async function runScratchJob(request: ScratchJobRequest): Promise<Scratch
   let watch: RunnerWatch | undefined;
   try {
     const mountTargetIp = await provision(request, runId, made, waitOptions, log);
-    if (stops.signal.aborted) throw new ScratchInterrupted();
+    if (stops.signal.aborted) throw new RunInterrupted();
     await mountScratch(request, made, mountTargetIp, stops.signal, log);
-    if (stops.signal.aborted) throw new ScratchInterrupted();
+    if (stops.signal.aborted) throw new RunInterrupted();
     const scope = systemdScopeFor(request.fleetId, request.jobId);
     watch = watchRunner({
       scope,
@@ -181,7 +185,7 @@ export async function runScratchJob(request: ScratchJobRequest): Promise<Scratch
   } catch (err) {
     if (err instanceof CreateOutcomeUnknown) made.createOutcomeUnknown = true;
     // A call or helper cut off by the stop request is the interruption itself, not a setup failure.
-    if (!(err instanceof ScratchInterrupted) && !stops.signal.aborted) {
+    if (!(err instanceof RunInterrupted) && !stops.signal.aborted) {
       setupError = `${(err as Error).message}${retriesOf(err)}`;
       log(`setup failed: ${setupError}`);
     }
@@ -269,7 +273,7 @@ async function provision(
     'creating',
     `file system for job ${request.jobId} (run ${runId}) of fleet ${request.fleetId} in ${placement.availabilityZone} (${placement.availabilityZoneId})`,
   );
-  const created = await createFileSystem(
+  const { mountTarget } = await provisionRunFileSystem(
     request.efs,
     {
       fleetId: request.fleetId,
@@ -277,28 +281,28 @@ async function provision(
       runId,
       ownerInstanceId: placement.instanceId,
       availabilityZoneName: placement.availabilityZone,
+      subnetId: request.subnetId,
+      securityGroupId: request.securityGroupId,
       kmsKeyId: request.kmsKeyId,
     },
-    waitOptions,
-  );
-  const fileSystemId = created.FileSystemId!;
-  made.fileSystemId = fileSystemId;
-  log(`created file system ${fileSystemId}`);
-
-  phase(log, 'waiting', `for ${fileSystemId} to become available`);
-  if (created.LifeCycleState !== 'available') await waitForFileSystem(request.efs, fileSystemId, waitOptions);
-  log(`${fileSystemId} is available`);
-
-  phase(log, 'mount-target', `in ${request.subnetId} with security group ${request.securityGroupId}`);
-  const ensured = await ensureMountTarget(
-    request.efs,
-    fileSystemId,
-    { subnetId: request.subnetId, securityGroupId: request.securityGroupId },
-    waitOptions,
-  );
-  const mountTarget = await waitForMountTarget(request.efs, ensured.mountTarget, waitOptions);
-  log(
-    `${ensured.reused ? 'found' : 'created'} mount target ${mountTarget.MountTargetId} at ${mountTarget.IpAddress}`,
+    {
+      ...waitOptions,
+      onStep: (s) => {
+        if (s.step === 'created') {
+          made.fileSystemId = s.fileSystem.FileSystemId!;
+          log(`created file system ${made.fileSystemId}`);
+          phase(log, 'waiting', `for ${made.fileSystemId} to become available`);
+        } else if (s.step === 'available') {
+          log(`${s.fileSystemId} is available`);
+        } else if (s.step === 'mount-target') {
+          phase(log, 'mount-target', `in ${request.subnetId} with security group ${request.securityGroupId}`);
+        } else if (s.step === 'mount-target-ready') {
+          log(
+            `${s.reused ? 'found' : 'created'} mount target ${s.mountTarget.MountTargetId} at ${s.mountTarget.IpAddress}`,
+          );
+        }
+      },
+    },
   );
   return mountTarget.IpAddress;
 }
@@ -324,7 +328,7 @@ async function mountScratch(
   const changed = checked.changed();
   if (checked !== request.checkedPath) checked.release();
   if (changed !== undefined) {
-    throw new ScratchSetupError(
+    throw new RunSetupError(
       `--path ${request.path} changed after it was checked: ${changed}; nothing was mounted`,
     );
   }

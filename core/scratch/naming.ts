@@ -40,8 +40,3 @@ export const RUN_ID_PATTERN = /^r\d{8}t\d{6}-[0-9a-f]{16}$/;
 export function generateRunId(now: number = Date.now(), random: () => Buffer = () => randomBytes(8)): string {
   return `r${stamp(now)}-${random().toString('hex')}`;
 }
-
-/** The `Name` tag shown in the console (tag values may be up to 256 characters). */
-export function nameTag(fleetId: string, jobId: string): string {
-  return `mountfleet-scratch-${fleetId}-${jobId}`.slice(0, 256);
-}

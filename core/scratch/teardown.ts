@@ -9,7 +9,7 @@ import { dirname, resolve } from 'node:path';
 import type { EFSClient } from '@aws-sdk/client-efs';
 import { backoffDelay, type Clock, errorName, errorText, abortAfter } from '../common';
 import { type MountEntry } from '../system';
-import { markTeardownStarted, teardownFileSystem, tagValue } from '../efs';
+import { findFileSystemByToken, madeByRun, markTeardownStarted, teardownFileSystem, tagValue } from '../efs';
 import {
   TAG_FLEET,
   TAG_JOB,
@@ -20,7 +20,6 @@ import {
 } from '../contract';
 import { type TerminationNotice } from '../instance';
 import { unmount } from './mount';
-import { findFileSystemByToken, madeByRun } from './provision';
 
 /** What teardown needs to know of the run. */
 interface TeardownRequest {

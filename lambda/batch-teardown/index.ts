@@ -6,14 +6,14 @@
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { batchClient, ec2Client, efsClient } from '../../core/aws';
-import { batchTeardownSettingsFromEnv, tearDownBatchRun, type BatchTeardownOutcome } from '../../core/batch';
+import { batchSettingsFromEnv, tearDownBatchRun, type BatchTeardownOutcome } from '../../core/batch';
 
 // Created once per container: connections and the adaptive retry state carry over between invocations.
 const clients = { batch: batchClient(), efs: efsClient(), ec2: ec2Client() };
 const logger = new Logger({ serviceName: 'mountfleet-batch-teardown' });
 
 export async function handler(event: unknown): Promise<BatchTeardownOutcome> {
-  const settings = batchTeardownSettingsFromEnv();
+  const settings = batchSettingsFromEnv();
   const outcome = await tearDownBatchRun(clients, settings, event, {
     log: (line) => logger.info(line, { fleet: settings.fleetId }),
   });

@@ -5,6 +5,7 @@
  */
 import { Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import type { IConstruct } from 'constructs';
 import { SCRATCH_CREATE_TAG_KEYS, TAG_FLEET, TAG_TEARDOWN_STARTED_AT } from '../../core/contract';
 import { acknowledgeWildcardResource } from './nag';
@@ -165,4 +166,14 @@ export function denyUntaggedScratch(grantee: iam.IGrantable): void {
       conditions: UNTAGGED,
     }),
   );
+}
+
+/**
+ * The fleet's scratch key, when it has one: CreateFileSystem with a customer managed key needs DescribeKey and
+ * CreateGrant (EFS keeps a grant for the file system's life) and GenerateDataKeyWithoutPlaintext on it. An empty
+ * grant without a key (the AWS managed key needs nothing).
+ */
+export function grantScratchKey(grantee: iam.IGrantable, key: kms.IKey | undefined): iam.Grant {
+  if (!key) return iam.Grant.drop(grantee, 'no scratch key: the AWS managed key for EFS');
+  return key.grant(grantee, 'kms:DescribeKey', 'kms:CreateGrant', 'kms:GenerateDataKeyWithoutPlaintext');
 }

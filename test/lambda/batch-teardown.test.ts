@@ -1,15 +1,15 @@
 /**
  * The Batch teardown Lambda handler, invoked directly against the emulator (moto's Lambda cannot run it and
  * moto emits no Batch events): the "Batch Job State Change" event is built by a stand-in for EventBridge from
- * DescribeJobs. Checks the environment it reads (BATCH_TEARDOWN_ENV) and its log lines.
+ * DescribeJobs. Checks the environment it reads (BATCH_FUNCTION_ENV) and its log lines.
  */
 import { DescribeJobsCommand } from '@aws-sdk/client-batch';
 import { DescribeFileSystemsCommand } from '@aws-sdk/client-efs';
 import { batchClient, ec2Client, efsClient } from '../../core/aws/clients';
-import { submitBatchJob } from '../../core/batch';
-import { BATCH_TEARDOWN_ENV } from '../../core/contract/batch';
+import { batchSettingsFromEnv, submitBatchJob } from '../../core/batch';
+import { BATCH_FUNCTION_ENV } from '../../core/contract/batch-submit';
 import { useEmulator } from '../support/emulator';
-import { createBatchFleet } from '../core/batch/batch-fleet';
+import { MOUNT_PATHS, createBatchFleet } from '../core/batch/batch-fleet';
 
 type Handler = typeof import('../../lambda/batch-teardown/index').handler;
 
@@ -33,8 +33,7 @@ describe('Batch teardown Lambda handler (emulator)', () => {
   });
   afterEach(() => {
     writeSpy.mockRestore();
-    delete process.env[BATCH_TEARDOWN_ENV.fleetId];
-    delete process.env[BATCH_TEARDOWN_ENV.queueArns];
+    for (const name of Object.values(BATCH_FUNCTION_ENV)) delete process.env[name];
   });
 
   const logged = () =>
@@ -46,11 +45,14 @@ describe('Batch teardown Lambda handler (emulator)', () => {
 
   it('tears a run down with the fleet and queues from its environment, and logs what it did', async () => {
     const fleet = await createBatchFleet(emu.endpoint, batchClient(), ec2Client());
-    process.env[BATCH_TEARDOWN_ENV.fleetId] = 'f1';
-    process.env[BATCH_TEARDOWN_ENV.queueArns] =
+    process.env[BATCH_FUNCTION_ENV.fleetId] = 'f1';
+    process.env[BATCH_FUNCTION_ENV.queueArns] =
       `arn:aws:batch:us-east-1:123456789012:job-queue/other,${fleet.queueArn}`;
+    process.env[BATCH_FUNCTION_ENV.mountPaths] = MOUNT_PATHS.join(':');
+    process.env[BATCH_FUNCTION_ENV.jobRoleArn] = fleet.roleArn;
     const run = await submitBatchJob(
       { batch: batchClient(), efs: efsClient(), ec2: ec2Client() },
+      batchSettingsFromEnv(),
       {
         queue: fleet.queue,
         jobDefinition: fleet.jobDefinition,
@@ -91,7 +93,10 @@ describe('Batch teardown Lambda handler (emulator)', () => {
     expect(logged().filter((l) => l.message === 'event ignored')).toHaveLength(1);
   });
 
-  it('refuses to run without its fleet id, naming the variable', async () => {
-    await expect(handler({})).rejects.toThrow(`${BATCH_TEARDOWN_ENV.fleetId} is not set`);
+  it('refuses to run without its settings, naming the variable', async () => {
+    await expect(handler({})).rejects.toThrow(`${BATCH_FUNCTION_ENV.fleetId} is not set`);
+    process.env[BATCH_FUNCTION_ENV.fleetId] = 'f1';
+    process.env[BATCH_FUNCTION_ENV.queueArns] = 'arn:aws:batch:us-east-1:123456789012:job-queue/q';
+    await expect(handler({})).rejects.toThrow(`${BATCH_FUNCTION_ENV.jobRoleArn} is not set`);
   });
 });

@@ -15,10 +15,9 @@ import { resolveAppConfig } from '../../lib/app-config';
 import { MountfleetStack } from '../../lib/mountfleet-stack';
 import { credentialFreeEnv, expectSuccess, runCdk } from '../support/cdk-cli';
 import { REPO_ROOT } from '../support/moto';
-import { ensureBatchBundles } from './batch-fleet-fixture';
-import { fastApp } from './support';
+import { ensureBundles, fastApp } from './support';
 
-beforeAll(ensureBatchBundles);
+beforeAll(ensureBundles);
 
 describe('config', () => {
   test('scheduler defaults to asg; "batch" is taken', () => {

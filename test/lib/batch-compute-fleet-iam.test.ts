@@ -13,11 +13,11 @@ import {
   TAG_FLEET,
   TAG_OWNER_INSTANCE,
 } from '../../core/contract';
-import { batchFleetStack, ensureBatchBundles } from './batch-fleet-fixture';
+import { batchFleetStack } from './batch-fleet-fixture';
 import { evaluate, policyOfRole, type IamRequest } from './batch-iam-evaluator';
-import type { Statement } from './support';
+import { ensureBundles, type Statement } from './support';
 
-beforeAll(ensureBatchBundles);
+beforeAll(ensureBundles);
 
 const ARN = 'arn:aws:batch:us-east-1:123456789012';
 const RUN = 'r20250101t120000-0123456789abcdef';

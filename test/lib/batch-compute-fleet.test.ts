@@ -17,10 +17,10 @@ import {
 } from '../../core/contract';
 import { FleetJobDefinition } from '../../lib';
 import { ECS_DROP_IN_PATH, MOUNTS_READY_UNIT_NAME } from '../../lib/private/batch-user-data';
-import { batchFleetStack, ensureBatchBundles } from './batch-fleet-fixture';
-import { renderJoin } from './support';
+import { batchFleetStack } from './batch-fleet-fixture';
+import { ensureBundles, renderJoin } from './support';
 
-beforeAll(ensureBatchBundles);
+beforeAll(ensureBundles);
 
 type Resource = { Properties: Record<string, unknown> };
 const only = (resources: Record<string, unknown>) => {

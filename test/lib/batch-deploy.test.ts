@@ -14,7 +14,7 @@ import {
 } from '@aws-sdk/client-batch';
 import { EMULATOR_ACCOUNT, EMULATOR_REGION, emulatorEnv, expectSuccess, runCdk } from '../support/cdk-cli';
 import { MotoServer } from '../support/moto';
-import { ensureBatchBundles } from './batch-fleet-fixture';
+import { ensureBundles } from './support';
 
 const CONFIG = ['-c', 'mountfleetConfig=examples/sandbox-batch.config.json'];
 let moto: MotoServer;
@@ -22,7 +22,7 @@ let env: NodeJS.ProcessEnv;
 const out = mkdtempSync(join(tmpdir(), 'mf-batch-deploy-'));
 
 beforeAll(async () => {
-  ensureBatchBundles();
+  ensureBundles();
   moto = await MotoServer.start();
   env = emulatorEnv(moto.endpoint);
 }, 30000);

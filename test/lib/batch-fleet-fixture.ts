@@ -2,8 +2,6 @@
  * A BatchComputeFleet in a test stack: fleet `train` in two zones, scratch, an Express cache, one immutable
  * read-only mount and one read-write mount, over props a test overrides.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import {
@@ -13,24 +11,7 @@ import {
   ScratchFileSystems,
   type BatchComputeFleetProps,
 } from '../../lib';
-import { batchTeardownBundleDir } from '../../lib/batch-scratch-teardown';
-import { AZS, ensureBundles, testStack } from './support';
-
-/**
- * The bundles, and the Batch teardown's: until lambda/batch-teardown exists (another change writes it) a
- * one-line stand-in in dist/ lets the construct load its asset. Named a stand-in; never shipped (dist/ is built).
- */
-export function ensureBatchBundles(): void {
-  ensureBundles();
-  const dir = batchTeardownBundleDir();
-  if (!existsSync(join(dir, 'index.js'))) {
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(
-      join(dir, 'index.js'),
-      '// stand-in for the Batch teardown bundle (test fixture): lambda/batch-teardown is not built yet\n',
-    );
-  }
-}
+import { AZS, testStack } from './support';
 
 export function batchFleetStack(
   overrides: Partial<BatchComputeFleetProps> = {},

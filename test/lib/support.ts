@@ -1,6 +1,6 @@
 /** Helpers for the construct tests: a fast app, a stack in us-east-1, bundles present, user-data reading. */
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
@@ -12,9 +12,11 @@ export const AZS = ['use1-az4', 'use1-az6'];
 
 /** Builds dist/agent and dist/lambda with the real bundler when either is missing. */
 export function ensureBundles(): void {
-  const agent = join(REPO, 'dist', 'agent', 'mountfleet.js');
-  const reaper = join(REPO, 'dist', 'lambda', 'reaper', 'index.js');
-  if (!existsSync(agent) || !existsSync(reaper)) {
+  const bundles = [
+    join(REPO, 'dist', 'agent', 'mountfleet.js'),
+    ...readdirSync(join(REPO, 'lambda')).map((name) => join(REPO, 'dist', 'lambda', name, 'index.js')),
+  ];
+  if (!bundles.every((bundle) => existsSync(bundle))) {
     execFileSync(process.execPath, [join(REPO, 'scripts', 'bundle.mjs')], { cwd: REPO, stdio: 'inherit' });
   }
 }

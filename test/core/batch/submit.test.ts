@@ -4,11 +4,14 @@ import {
   DescribeJobDefinitionsCommand,
   DescribeJobsCommand,
   ListJobsCommand,
+  RegisterJobDefinitionCommand,
   type JobDefinition,
 } from '@aws-sdk/client-batch';
 import { DescribeFileSystemsCommand, DescribeMountTargetsCommand, EFSClient } from '@aws-sdk/client-efs';
 import { batchClient, clientConfig, ec2Client, efsClient } from '../../../core/aws/clients';
-import { submitBatchJob, type BatchSubmitRequest } from '../../../core/batch';
+import { answerSubmitRequest, submitBatchJob, type BatchFleetSettings } from '../../../core/batch';
+import { ROLLBACK_RESERVE_MS } from '../../../core/batch/submit';
+import type { BatchSubmitRequest } from '../../../core/contract';
 import { EXIT_STATUS, UsageError } from '../../../core/common/errors';
 import {
   TAG_BATCH_ATTEMPT,
@@ -21,6 +24,7 @@ import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE, TAG_RUN } from '../../../core/c
 import { useEmulator } from '../../support/emulator';
 import { FaultProxy } from '../../support/fault-proxy';
 import {
+  MOUNT_PATHS,
   createBatchFleet,
   createQueue,
   queueTags,
@@ -43,6 +47,15 @@ describe('batch submit (emulator)', () => {
   });
   const proxiedBatch = () =>
     new BatchClient({ ...clientConfig({ maxAttempts: 1 }), endpoint: proxy.endpoint });
+  /** The fleet as its functions know it (their environment); queues made by a test are added with `queues`. */
+  let settings: BatchFleetSettings;
+  const addQueue = async (name: string, tags: Record<string, string | undefined>) => {
+    const arn = await createQueue(batchClient(), fleet.computeEnvironment, name, tags);
+    settings = { ...settings, queueArns: [...settings.queueArns, arn] };
+    return arn;
+  };
+  const submit = (c: ReturnType<typeof clients>, r: BatchSubmitRequest, o = {}) =>
+    submitBatchJob(c, settings, r, o);
   const request = (over: Partial<BatchSubmitRequest> = {}): BatchSubmitRequest => ({
     queue: fleet.queue,
     jobDefinition: fleet.jobDefinition,
@@ -69,10 +82,16 @@ describe('batch submit (emulator)', () => {
   beforeEach(async () => {
     proxy.clear();
     fleet = await createBatchFleet(emu.endpoint, batchClient(), ec2Client());
+    settings = {
+      fleetId: 'f1',
+      queueArns: [fleet.queueArn],
+      mountPaths: MOUNT_PATHS,
+      jobRoleArn: fleet.roleArn,
+    };
   });
 
   it("makes the run's file system, mount target, revision and job, and tags them as the contract says", async () => {
-    const result = await submitBatchJob(clients(), request());
+    const result = await submit(clients(), request());
 
     expect(result).toMatchObject({ jobName: 'encode-42', queue: 'f1-az0', fleet: 'f1', attempts: 2 });
     const [fs] = await liveFileSystems();
@@ -125,7 +144,7 @@ describe('batch submit (emulator)', () => {
   });
 
   it('without --scratch submits the job definition itself with the command: no file system, no revision', async () => {
-    const result = await submitBatchJob(clients(), request({ scratch: false }));
+    const result = await submit(clients(), request({ scratch: false }));
 
     expect(result.scratch).toBeUndefined();
     expect(result.jobDefinition).toMatch(/job-definition\/f1-job:1$/);
@@ -133,66 +152,101 @@ describe('batch submit (emulator)', () => {
     expect(await runRevisions()).toEqual([]);
   });
 
-  it("refuses a plain submit of a job definition that is not the fleet's (no fleet tag, or another fleet's)", async () => {
-    await registerJobDefinition(batchClient(), 'untagged', { fleetTag: null });
-    await registerJobDefinition(batchClient(), 'other-fleet', { fleetTag: 'f2' });
+  it('a plain submit of a job definition that passes the host checks needs no fleet tag: the checks decide', async () => {
+    await registerJobDefinition(batchClient(), 'untagged', { roleArn: fleet.roleArn, fleetTag: null });
 
-    for (const name of ['untagged', 'other-fleet']) {
-      const err = await submitBatchJob(clients(), request({ jobDefinition: name, scratch: false })).catch(
-        (e: unknown) => e,
-      );
-      expect(err).toBeInstanceOf(UsageError);
-      expect((err as Error).message).toMatch(
-        new RegExp(`^--job-definition ${name}: not tagged mountfleet:fleet=f1 .*FleetJobDefinition`),
-      );
-    }
-    const jobs = await batchClient().send(
-      new ListJobsCommand({ jobQueue: fleet.queue, jobStatus: 'SUCCEEDED' }),
+    const result = await submit(clients(), request({ jobDefinition: 'untagged', scratch: false }));
+
+    expect(result.jobDefinition).toMatch(/job-definition\/untagged:1$/);
+  });
+
+  it("refuses a queue of the fleet's tag that is not one of the fleet's queues, naming --queue", async () => {
+    await createQueue(batchClient(), fleet.computeEnvironment, 'lookalike', queueTags(fleet.net, 0));
+    const err = await submit(clients(), request({ queue: 'lookalike' })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UsageError);
+    expect((err as Error).message).toBe(
+      `--queue lookalike: not a job queue of fleet f1 (it is f1's): pass one of ${fleet.queueArn}`,
     );
-    expect(jobs.jobSummaryList ?? []).toEqual([]);
+    expect(await liveFileSystems()).toEqual([]);
+  });
+
+  it("encrypts the run's file system with the fleet's scratch key when it has one", async () => {
+    const key = 'arn:aws:kms:us-east-1:123456789012:key/0d6c1f3e-0000-4000-8000-000000000001';
+    settings = { ...settings, kmsKeyId: key };
+
+    const result = await submit(clients(), request());
+
+    const [fs] = await liveFileSystems();
+    expect(fs).toMatchObject({ FileSystemId: result.scratch!.fileSystemId, Encrypted: true, KmsKeyId: key });
+  });
+
+  it('stops in time to roll back before the function must end: nothing left, exit status 130', async () => {
+    // The function's time is all but gone (less than the rollback's reserve): the submit stops at once.
+    const err = await answerSubmitRequest(clients(), settings, request(), {
+      remainingMs: ROLLBACK_RESERVE_MS,
+    }).catch((e: unknown) => e);
+    expect((err as { exitStatus: number }).exitStatus).toBe(EXIT_STATUS.interrupted);
+    expect((err as Error).message).toMatch(
+      /ran out of time before it made anything .*; nothing was created$/,
+    );
+    expect(await liveFileSystems()).toEqual([]);
+  });
+
+  it('answers a request that is not one as refused, naming the field (nothing created)', async () => {
+    const answer = await answerSubmitRequest(
+      clients(),
+      settings,
+      { ...request(), attempts: 11, jobName: 'no spaces', extra: true },
+      { remainingMs: 900_000 },
+    );
+    expect(answer).toEqual({
+      status: 'refused',
+      message: expect.stringMatching(
+        /^invalid batch submit request:\n.*attempts: .*\n.*jobName: 1-128 letters.*\n.*\(root\): Unrecognized key: "extra"/s,
+      ),
+    });
+    expect(await liveFileSystems()).toEqual([]);
   });
 
   it('refuses an unknown queue, naming --queue and the fix; nothing is created', async () => {
-    const err = await submitBatchJob(clients(), request({ queue: 'nope' })).catch((e: unknown) => e);
+    const err = await submit(clients(), request({ queue: 'nope' })).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UsageError);
     expect((err as Error).message).toMatch(/^--queue nope: no such job queue .*describe-job-queues/);
     expect(await liveFileSystems()).toEqual([]);
   });
 
   it("refuses a queue without the fleet's tags", async () => {
-    await createQueue(batchClient(), fleet.computeEnvironment, 'plain', {});
-    await expect(submitBatchJob(clients(), request({ queue: 'plain' }))).rejects.toThrow(
+    await addQueue('plain', {});
+    await expect(submit(clients(), request({ queue: 'plain' }))).rejects.toThrow(
       /--queue plain: the job queue carries no mountfleet:fleet, mountfleet:az-id, mountfleet:mount-paths tag/,
     );
   });
 
   it('refuses --scratch on a queue without a scratch subnet, or whose subnet is in another zone', async () => {
     const tags = queueTags(fleet.net, 0);
-    await createQueue(batchClient(), fleet.computeEnvironment, 'no-scratch', {
+    await addQueue('no-scratch', {
       ...tags,
       'mountfleet:scratch-subnet': undefined,
     });
-    await createQueue(batchClient(), fleet.computeEnvironment, 'other-zone', {
+    await addQueue('other-zone', {
       ...tags,
       'mountfleet:scratch-subnet': fleet.net.subnets[1].subnetId,
     });
 
-    await expect(submitBatchJob(clients(), request({ queue: 'no-scratch' }))).rejects.toThrow(
+    await expect(submit(clients(), request({ queue: 'no-scratch' }))).rejects.toThrow(
       new UsageError(
         '--scratch on --queue no-scratch: the queue names no scratch subnet and security group (tags mountfleet:scratch-subnet, ' +
           'mountfleet:scratch-security-group): submit without --scratch, or to a queue of a fleet deployed with scratch',
       ),
     );
-    await expect(submitBatchJob(clients(), request({ queue: 'other-zone' }))).rejects.toThrow(
+    await expect(submit(clients(), request({ queue: 'other-zone' }))).rejects.toThrow(
       new RegExp(
         `--scratch on --queue other-zone: its scratch subnet ${fleet.net.subnets[1].subnetId} is in zone ` +
           `${fleet.net.subnets[1].availabilityZoneId}, not the queue's ${fleet.net.subnets[0].availabilityZoneId}`,
       ),
     );
     // Without --scratch the same queue is fine.
-    await expect(
-      submitBatchJob(clients(), request({ queue: 'no-scratch', scratch: false })),
-    ).resolves.toBeDefined();
+    await expect(submit(clients(), request({ queue: 'no-scratch', scratch: false }))).resolves.toBeDefined();
     expect(await liveFileSystems()).toEqual([]);
   });
 
@@ -200,23 +254,104 @@ describe('batch submit (emulator)', () => {
     await registerJobDefinition(batchClient(), 'half', { roleArn: fleet.roleArn, mounts: ['/mnt/data'] });
     await registerJobDefinition(batchClient(), 'writable', { roleArn: fleet.roleArn, readOnly: false });
 
-    await expect(submitBatchJob(clients(), request({ jobDefinition: 'half' }))).rejects.toThrow(
+    await expect(submit(clients(), request({ jobDefinition: 'half' }))).rejects.toThrow(
       /^--job-definition half: binds not all of the fleet's Mountpoint paths read-only \(missing: \/mnt\/models\): a job definition without the fleet's mounts/,
     );
-    await expect(
-      submitBatchJob(clients(), request({ jobDefinition: 'writable', scratch: false })),
-    ).rejects.toThrow(
-      /binds none of the fleet's Mountpoint paths read-only \(missing: \/mnt\/data, \/mnt\/models\)/,
+    await expect(submit(clients(), request({ jobDefinition: 'writable', scratch: false }))).rejects.toThrow(
+      /^--job-definition writable: refused, .*\n {2}containerProperties\.mountPoints\[0\] \(mount0 at \/mnt\/data\): must be readOnly/,
     );
-    await expect(submitBatchJob(clients(), request({ jobDefinition: 'gone' }))).rejects.toThrow(
+    await expect(submit(clients(), request({ jobDefinition: 'gone' }))).rejects.toThrow(
       /^--job-definition gone: no ACTIVE job definition/,
     );
     expect(await liveFileSystems()).toEqual([]);
   });
 
+  describe('a job definition that asks more of the host than a job may have is refused, and nothing is made', () => {
+    /** The fleet's job definition with `change` applied to its container properties. */
+    const hostile = async (name: string, change: (c: Record<string, unknown>) => void) => {
+      const base = (
+        await batchClient().send(
+          new DescribeJobDefinitionsCommand({ jobDefinitionName: 'f1-job', status: 'ACTIVE' }),
+        )
+      ).jobDefinitions![0];
+      const container = JSON.parse(JSON.stringify(base.containerProperties)) as Record<string, unknown>;
+      change(container);
+      await batchClient().send(
+        new RegisterJobDefinitionCommand({
+          jobDefinitionName: name,
+          type: 'container',
+          containerProperties: container,
+        }),
+      );
+    };
+    const addVolume = (c: Record<string, unknown>, sourcePath: string, readOnly: boolean) => {
+      (c.volumes as unknown[]).push({ name: 'extra', host: { sourcePath } });
+      (c.mountPoints as unknown[]).push({ sourceVolume: 'extra', containerPath: '/host', readOnly });
+    };
+
+    it.each([
+      [
+        'docker-socket',
+        (c: Record<string, unknown>) => addVolume(c, '/var/run/docker.sock', false),
+        /volumes\[2\]\.host\.sourcePath \/var\/run\/docker\.sock: not one of the fleet's Mountpoint paths \(\/mnt\/data, \/mnt\/models\)/,
+      ],
+      [
+        'host-root-read-only',
+        (c: Record<string, unknown>) => addVolume(c, '/', true),
+        /volumes\[2\]\.host\.sourcePath \/: not one of the fleet's Mountpoint paths/,
+      ],
+      [
+        'fleet-path-writable',
+        (c: Record<string, unknown>) => addVolume(c, '/mnt/data', false),
+        /mountPoints\[2\] \(extra at \/host\): must be readOnly/,
+      ],
+      [
+        'privileged',
+        (c: Record<string, unknown>) => (c.privileged = true),
+        /containerProperties\.privileged: a privileged container owns the host/,
+      ],
+      [
+        'device',
+        (c: Record<string, unknown>) => (c.linuxParameters = { devices: [{ hostPath: '/dev/nvme0n1' }] }),
+        /linuxParameters\.devices \(\/dev\/nvme0n1\): a host device gives the job the host/,
+      ],
+      [
+        'other-role',
+        (c: Record<string, unknown>) => (c.jobRoleArn = 'arn:aws:iam::123456789012:role/admin'),
+        /containerProperties\.jobRoleArn arn:aws:iam::123456789012:role\/admin: jobs of this fleet run as its job role/,
+      ],
+      [
+        'efs-volume',
+        (c: Record<string, unknown>) => {
+          (c.volumes as unknown[]).push({
+            name: 'other',
+            efsVolumeConfiguration: { fileSystemId: 'fs-0123456789abcdef0' },
+          });
+        },
+        /volumes\[2\] \(other\): an EFS volume; a job's scratch is made by the fleet per run/,
+      ],
+    ])('%s', async (name, change, problem) => {
+      await hostile(name, change);
+      for (const scratch of [true, false]) {
+        const err = await submit(clients(), request({ jobDefinition: name, scratch })).catch(
+          (e: unknown) => e,
+        );
+        expect(err).toBeInstanceOf(UsageError);
+        expect((err as Error).message).toMatch(new RegExp(`^--job-definition ${name}: refused, `));
+        expect((err as Error).message).toMatch(problem);
+      }
+      expect(await liveFileSystems()).toEqual([]);
+      expect(await runRevisions()).toEqual([]);
+      const jobs = await batchClient().send(
+        new ListJobsCommand({ jobQueue: fleet.queue, jobStatus: 'SUCCEEDED' }),
+      );
+      expect(jobs.jobSummaryList ?? []).toEqual([]);
+    });
+  });
+
   it('refuses --scratch with a job definition without a job role (EFS IAM authorization mounts with it)', async () => {
     await registerJobDefinition(batchClient(), 'no-role');
-    await expect(submitBatchJob(clients(), request({ jobDefinition: 'no-role' }))).rejects.toThrow(
+    await expect(submit(clients(), request({ jobDefinition: 'no-role' }))).rejects.toThrow(
       /--job-definition no-role: has no jobRoleArn/,
     );
   });
@@ -228,7 +363,7 @@ describe('batch submit (emulator)', () => {
       fault: { kind: '5xx', status: 500 },
     });
 
-    const err = await submitBatchJob(clients(proxiedBatch()), request()).catch((e: unknown) => e);
+    const err = await submit(clients(proxiedBatch()), request()).catch((e: unknown) => e);
 
     expect((err as Error).name).toBe('BatchSubmitError');
     expect((err as { exitStatus: number }).exitStatus).toBe(EXIT_STATUS.failure);
@@ -242,7 +377,7 @@ describe('batch submit (emulator)', () => {
   it('a SubmitJob that fails: the revision deregistered and the file system deleted', async () => {
     proxy.addRule({ service: 'batch', match: batchOp('submitjob'), fault: { kind: '5xx', status: 503 } });
 
-    await expect(submitBatchJob(clients(proxiedBatch()), request())).rejects.toThrow(
+    await expect(submit(clients(proxiedBatch()), request())).rejects.toThrow(
       /could not submit the job: ServiceUnavailable.*; rolled back: deregistered arn:aws:batch:.*:job-definition\/mf-f1-r.*:1, deleted file system fs-/,
     );
     expect(await liveFileSystems()).toEqual([]);
@@ -262,7 +397,7 @@ describe('batch submit (emulator)', () => {
       times: 1,
     });
     const proxiedEfs = new EFSClient({ ...clientConfig({ maxAttempts: 1 }), endpoint: proxy.endpoint });
-    const submitting = submitBatchJob({ ...clients(), efs: proxiedEfs }, request(), {
+    const submitting = submit({ ...clients(), efs: proxiedEfs }, request(), {
       signal: stop.signal,
     }).catch((e: unknown) => e);
     // The create arrives at the proxy (and the stop is asked for); then its answer is let through.
@@ -277,10 +412,7 @@ describe('batch submit (emulator)', () => {
   });
 
   it('two submits at once share nothing: a run, a file system and a revision each', async () => {
-    const [a, b] = await Promise.all([
-      submitBatchJob(clients(), request()),
-      submitBatchJob(clients(), request()),
-    ]);
+    const [a, b] = await Promise.all([submit(clients(), request()), submit(clients(), request())]);
 
     expect(a.scratch!.runId).not.toBe(b.scratch!.runId);
     expect(a.scratch!.fileSystemId).not.toBe(b.scratch!.fileSystemId);

@@ -15,7 +15,7 @@ import { batchJobStatus, submitBatchJob, tearDownBatchRun } from '../../../core/
 import { TAG_BATCH_ATTEMPT, TAG_BATCH_FIRST_JOB, TAG_BATCH_JOB } from '../../../core/contract/batch';
 import { useEmulator } from '../../support/emulator';
 import { FaultProxy } from '../../support/fault-proxy';
-import { createBatchFleet, type BatchFleet } from './batch-fleet';
+import { MOUNT_PATHS, createBatchFleet, type BatchFleet } from './batch-fleet';
 
 /** Stand-in for EventBridge: the event Batch would emit for `job` (detail = its JobDetail), ending as given. */
 function jobStateChange(job: JobDetail, ending: Partial<JobDetail> = {}) {
@@ -43,9 +43,14 @@ describe('batch teardown and status (emulator)', () => {
     efs: efsClient({ maxAttempts: 1 }),
     ec2: ec2Client({ maxAttempts: 1 }),
   });
-  const settings = () => ({ fleetId: 'f1', queueArns: [fleet.queueArn] });
+  const settings = () => ({
+    fleetId: 'f1',
+    queueArns: [fleet.queueArn],
+    mountPaths: MOUNT_PATHS,
+    jobRoleArn: fleet.roleArn,
+  });
   const submit = (attempts = 1) =>
-    submitBatchJob(clients(), {
+    submitBatchJob(clients(), settings(), {
       queue: fleet.queue,
       jobDefinition: fleet.jobDefinition,
       command: ['./train.sh'],
@@ -103,7 +108,7 @@ describe('batch teardown and status (emulator)', () => {
 
   it('ignores jobs that are not runs of the fleet, still running, or in another queue; touches nothing', async () => {
     const run = await submit();
-    const plain = await submitBatchJob(clients(), {
+    const plain = await submitBatchJob(clients(), settings(), {
       queue: fleet.queue,
       jobDefinition: fleet.jobDefinition,
       command: ['true'],
@@ -120,7 +125,7 @@ describe('batch teardown and status (emulator)', () => {
         settings(),
         jobStateChange(job, { jobQueue: 'arn:aws:batch:us-east-1:123456789012:job-queue/other' }),
       ),
-      tearDownBatchRun(clients(), { fleetId: 'f2' }, jobStateChange(job)),
+      tearDownBatchRun(clients(), { ...settings(), fleetId: 'f2' }, jobStateChange(job)),
       tearDownBatchRun(clients(), settings(), {
         source: 'aws.ec2',
         'detail-type': 'EC2 Instance State-change Notification',

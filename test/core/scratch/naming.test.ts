@@ -1,11 +1,5 @@
 import { CREATION_TOKEN_MAX, creationToken } from '../../../core/contract/creation-token';
-import {
-  generateJobId,
-  generateRunId,
-  jobIdProblem,
-  nameTag,
-  RUN_ID_PATTERN,
-} from '../../../core/scratch/naming';
+import { generateJobId, generateRunId, jobIdProblem, RUN_ID_PATTERN } from '../../../core/scratch/naming';
 
 describe('creationToken', () => {
   const run = generateRunId(Date.UTC(2026, 10, 22, 15, 6, 44), () => Buffer.alloc(8, 0x9c));
@@ -48,9 +42,5 @@ describe('job ids', () => {
     expect(id).toBe('job-20261122t150644-abcdef');
     expect(jobIdProblem(id)).toBeUndefined();
     expect(jobIdProblem(generateJobId())).toBeUndefined();
-  });
-
-  it('names the file system after fleet and job', () => {
-    expect(nameTag('gpu', 'train-42')).toBe('mountfleet-scratch-gpu-train-42');
   });
 });

@@ -9,10 +9,10 @@ import {
   type EFSClient,
   type MountTargetDescription,
 } from '@aws-sdk/client-efs';
-import { listMountTargets } from '../efs';
+import { listMountTargets } from './teardown';
 import { errorName, undefinedIfNotFound } from '../common';
-import { checkInterrupted, ScratchSetupError } from './setup-errors';
-import { waitFor, type WaitOptions } from './setup-wait';
+import { checkInterrupted, RunSetupError } from './setup-errors';
+import { waitFor, type WaitOptions } from './wait';
 
 interface MountTargetSpec {
   readonly subnetId: string;
@@ -25,7 +25,7 @@ async function mountTargetsOf(
   abortSignal?: AbortSignal,
 ): Promise<MountTargetDescription[]> {
   const targets = await listMountTargets(efs, fileSystemId, abortSignal);
-  if (targets === 'gone') throw new ScratchSetupError(`file system ${fileSystemId} disappeared`);
+  if (targets === 'gone') throw new RunSetupError(`file system ${fileSystemId} disappeared`);
   return targets;
 }
 
@@ -72,7 +72,7 @@ export async function ensureMountTarget(
       if (errorName(err) !== 'MountTargetConflict') throw err;
     }
   }
-  throw new ScratchSetupError(`could not create a mount target for ${fileSystemId} in ${spec.subnetId}`);
+  throw new RunSetupError(`could not create a mount target for ${fileSystemId} in ${spec.subnetId}`);
 }
 
 function describeMountTarget(
@@ -97,11 +97,11 @@ export async function waitForMountTarget(
     `mount target ${id} to become available`,
     async () => {
       const mt = await describeMountTarget(efs, id, options.signal);
-      if (mt === undefined) throw new ScratchSetupError(`mount target ${id} disappeared while creating`);
+      if (mt === undefined) throw new RunSetupError(`mount target ${id} disappeared while creating`);
       if (mt.LifeCycleState === 'available' && mt.IpAddress)
         return { value: { ...mt, IpAddress: mt.IpAddress } };
       if (mt.LifeCycleState !== 'creating' && mt.LifeCycleState !== 'available') {
-        throw new ScratchSetupError(`mount target ${id} went to state ${mt.LifeCycleState} while creating`);
+        throw new RunSetupError(`mount target ${id} went to state ${mt.LifeCycleState} while creating`);
       }
       return { state: mt.LifeCycleState };
     },

@@ -2,10 +2,10 @@
 import { DescribeFileSystemsCommand, DescribeMountTargetsCommand, EFSClient } from '@aws-sdk/client-efs';
 import { clientConfig, ec2Client, efsClient } from '../../../core/aws/clients';
 import type { Clock } from '../../../core/common/clock';
-import { ensureMountTarget, waitForMountTarget } from '../../../core/scratch/mount-target';
+import { ensureMountTarget, waitForMountTarget } from '../../../core/efs/mount-target';
 import { creationToken } from '../../../core/contract/creation-token';
-import { createFileSystem, waitForFileSystem } from '../../../core/scratch/provision';
-import { ScratchInterrupted, ScratchSetupError } from '../../../core/scratch/setup-errors';
+import { createFileSystem, waitForFileSystem } from '../../../core/efs/run-create';
+import { RunInterrupted, RunSetupError } from '../../../core/efs/setup-errors';
 import { TAG_JOB, TAG_OWNER_INSTANCE, TAG_RUN } from '../../../core/contract/tags';
 import { useEmulator } from '../../support/emulator';
 import { FaultProxy } from '../../support/fault-proxy';
@@ -115,16 +115,14 @@ describe('scratch provisioning (emulator)', () => {
         onProgress: (m) => progress.push(m),
       }),
     ).rejects.toThrow(
-      new ScratchSetupError(
-        `file system ${id} to become available is still creating after 30 s (limit 30 s)`,
-      ),
+      new RunSetupError(`file system ${id} to become available is still creating after 30 s (limit 30 s)`),
     );
     expect(progress[0]).toBe(`waiting for file system ${id} to become available (creating, 0 s)`);
 
     const stop = new AbortController();
     const clock = fastClock(async () => stop.abort());
     await expect(waitForFileSystem(proxied(), id, { clock, signal: stop.signal })).rejects.toThrow(
-      ScratchInterrupted,
+      RunInterrupted,
     );
   });
 

@@ -1,8 +1,8 @@
 /**
  * Creating a run's file system and waiting until it is usable; its mount target is mount-target.ts's. EFS
- * has no waiters, so every wait polls with jittered backoff and is bounded (setup-wait.ts).
+ * has no waiters, so every wait polls with jittered backoff and is bounded (wait.ts).
  *
- * One run, one file system: the CreationToken names the run (naming.ts), so the only file system a
+ * One run, one file system: the CreationToken names the run (core/contract/creation-token.ts), so the only file system a
  * FileSystemAlreadyExists answer can point to is the one an earlier attempt of this same call made (the SDK
  * retried after a lost answer). Nothing here ever takes over a file system another run made.
  *
@@ -17,13 +17,17 @@ import {
   type FileSystemDescription,
 } from '@aws-sdk/client-efs';
 import { errorName, errorText, undefinedIfNotFound } from '../common';
-import { tagValue } from '../efs';
+import { tagValue } from './fleet-file-systems';
 import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE, TAG_RUN, creationToken } from '../contract';
-import { nameTag } from './naming';
-import { waitFor, type WaitOptions } from './setup-wait';
-import { checkInterrupted, CreateOutcomeUnknown, ScratchSetupError } from './setup-errors';
+import { waitFor, type WaitOptions } from './wait';
+import { checkInterrupted, CreateOutcomeUnknown, RunSetupError } from './setup-errors';
 
 /** True when the service answered with a client error (4xx): the request was refused and not carried out. */
+/** The `Name` tag shown in the console (tag values may be up to 256 characters). */
+export function nameTag(fleetId: string, jobId: string): string {
+  return `mountfleet-scratch-${fleetId}-${jobId}`.slice(0, 256);
+}
+
 function refusedByService(err: unknown): boolean {
   const e = err as { $fault?: string; $metadata?: { httpStatusCode?: number } } | undefined;
   const status = e?.$metadata?.httpStatusCode ?? 0;
@@ -120,7 +124,7 @@ export async function createFileSystem(
   // Our own earlier attempt was carried out and its answer lost: the token is this run's alone.
   const existing = await findFileSystemByToken(efs, token, options.signal);
   if (existing === undefined || !madeByRun(existing, spec) || existing.LifeCycleState === 'deleting') {
-    throw new ScratchSetupError(
+    throw new RunSetupError(
       `CreationToken ${token} of this run is taken by ${existing?.FileSystemId ?? 'a file system that is gone'} ` +
         `that this run cannot use (${existing === undefined ? 'deleted' : `state ${existing.LifeCycleState}, tags not this run's`}): ` +
         'run the job again (every run draws a new token)',
@@ -139,11 +143,10 @@ export async function waitForFileSystem(
     `file system ${fileSystemId} to become available`,
     async () => {
       const fs = await describeFileSystem(efs, fileSystemId, options.signal);
-      if (fs === undefined)
-        throw new ScratchSetupError(`file system ${fileSystemId} disappeared while creating`);
+      if (fs === undefined) throw new RunSetupError(`file system ${fileSystemId} disappeared while creating`);
       if (fs.LifeCycleState === 'available') return { value: fs };
       if (fs.LifeCycleState !== 'creating' && fs.LifeCycleState !== 'updating') {
-        throw new ScratchSetupError(
+        throw new RunSetupError(
           `file system ${fileSystemId} went to state ${fs.LifeCycleState} while creating`,
         );
       }

@@ -3,7 +3,7 @@
  * deadline, cut off at once when the run is asked to stop), in the words of a scratch run's setup.
  */
 import { pollUntil, PollTimeout, type Clock, type PollResult } from '../common';
-import { ScratchInterrupted, ScratchSetupError } from './setup-errors';
+import { RunInterrupted, RunSetupError } from './setup-errors';
 
 /** Bounds and poll intervals of a wait. */
 export interface WaitOptions {
@@ -19,7 +19,7 @@ export interface WaitOptions {
 
 /**
  * Polls `probe` until it returns a value, saying `waiting for <what> (<state>, N s)` between polls; throws
- * ScratchSetupError at the deadline and ScratchInterrupted when the signal fires.
+ * RunSetupError at the deadline and RunInterrupted when the signal fires.
  */
 export async function waitFor<T>(
   what: string,
@@ -40,12 +40,12 @@ export async function waitFor<T>(
     });
   } catch (err) {
     if (err instanceof PollTimeout) {
-      throw new ScratchSetupError(
+      throw new RunSetupError(
         `${what} is still ${err.state} after ${Math.round(err.waitedMs / 1000)} s (limit ${Math.round(timeoutMs / 1000)} s)`,
       );
     }
     // The loop's own stop (not a probe cut off by it, which fails as the call failed).
-    if (options.signal?.aborted && err === options.signal.reason) throw new ScratchInterrupted();
+    if (options.signal?.aborted && err === options.signal.reason) throw new RunInterrupted();
     throw err;
   }
 }

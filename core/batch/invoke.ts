@@ -1,0 +1,100 @@
+/**
+ * `mountfleet batch submit` on the submitter's side: the submitter may invoke the fleet's submit function and read
+ * job state, nothing more (docs/design-decisions.md). The function is named by a tag on each of the fleet's job
+ * queues; its answer is `submitted` (the result and the function's log lines) or `refused` (a UsageError here:
+ * exit 2, nothing created); a failed invocation is a failure whose message is the function's error.
+ */
+import { DescribeJobQueuesCommand, type BatchClient } from '@aws-sdk/client-batch';
+import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
+import { EXIT_STATUS, MountfleetError, UsageError, errorText } from '../common';
+import {
+  TAG_BATCH_SUBMIT_FUNCTION,
+  type BatchSubmitAnswer,
+  type BatchSubmitRequest,
+  type BatchSubmitResult,
+} from '../contract';
+
+/** The function that submits to this queue, from the queue's tag; a UsageError naming `--queue` otherwise. */
+export async function submitFunctionOf(
+  batch: BatchClient,
+  queue: string,
+  signal?: AbortSignal,
+): Promise<string> {
+  const out = await batch.send(new DescribeJobQueuesCommand({ jobQueues: [queue] }), { abortSignal: signal });
+  const q = out.jobQueues?.[0];
+  if (q === undefined) {
+    throw new UsageError(
+      `--queue ${queue}: no such job queue in this account and Region: pass the name or ARN of one of the fleet's ` +
+        'job queues (`aws batch describe-job-queues` lists them; check --region)',
+    );
+  }
+  const name = q.tags?.[TAG_BATCH_SUBMIT_FUNCTION];
+  if (!name) {
+    throw new UsageError(
+      `--queue ${queue}: the queue carries no ${TAG_BATCH_SUBMIT_FUNCTION} tag: it is not the queue of a mountfleet ` +
+        "Batch fleet (BatchComputeFleet tags its queues with the fleet's submit function); pass one of the fleet's queues",
+    );
+  }
+  return name;
+}
+
+/** Invokes the queue's submit function with the request and turns its answer into a result or an error. */
+export async function submitThroughFunction(
+  clients: { readonly batch: BatchClient; readonly lambda: LambdaClient },
+  request: BatchSubmitRequest,
+  options: { readonly signal?: AbortSignal; readonly log?: (line: string) => void } = {},
+): Promise<BatchSubmitResult> {
+  const functionName = await submitFunctionOf(clients.batch, request.queue, options.signal);
+  options.log?.(`asking ${functionName} to submit ${request.jobName ?? 'the job'}`);
+  const out = await clients.lambda.send(
+    new InvokeCommand({
+      FunctionName: functionName,
+      InvocationType: 'RequestResponse',
+      Payload: Buffer.from(JSON.stringify(request)),
+    }),
+    { abortSignal: options.signal },
+  );
+  const text = Buffer.from(out.Payload ?? new Uint8Array()).toString('utf8');
+  if (out.FunctionError) {
+    throw new MountfleetError(`${functionName} failed: ${functionErrorMessage(text)}`, EXIT_STATUS.failure);
+  }
+  const answer = parseAnswer(functionName, text);
+  if (answer.status === 'refused') throw new UsageError(answer.message);
+  for (const line of answer.log) options.log?.(line);
+  return answer.result;
+}
+
+/** Lambda's error document `{"errorType","errorMessage"}`, as one line. */
+function functionErrorMessage(text: string): string {
+  try {
+    const e = JSON.parse(text) as { errorType?: unknown; errorMessage?: unknown };
+    if (typeof e.errorMessage === 'string') {
+      return typeof e.errorType === 'string' ? `${e.errorType}: ${e.errorMessage}` : e.errorMessage;
+    }
+  } catch {
+    // not JSON: quoted as it came, below
+  }
+  return text.slice(0, 4096);
+}
+
+/** The function's answer, checked for the shape the contract gives it. */
+function parseAnswer(functionName: string, text: string): BatchSubmitAnswer {
+  let answer: Partial<BatchSubmitAnswer> & { result?: unknown; log?: unknown; message?: unknown };
+  try {
+    answer = JSON.parse(text) as typeof answer;
+  } catch (err) {
+    throw new MountfleetError(
+      `${functionName} answered what is not JSON (${errorText(err)})`,
+      EXIT_STATUS.failure,
+    );
+  }
+  if (answer.status === 'refused' && typeof answer.message === 'string') return answer as BatchSubmitAnswer;
+  const result = answer.result as Partial<BatchSubmitResult> | undefined;
+  if (answer.status === 'submitted' && typeof result?.jobId === 'string' && Array.isArray(answer.log)) {
+    return answer as BatchSubmitAnswer;
+  }
+  throw new MountfleetError(
+    `${functionName} answered ${text.slice(0, 200)}: not a mountfleet submit function's answer (is the stack older than this CLI?)`,
+    EXIT_STATUS.failure,
+  );
+}

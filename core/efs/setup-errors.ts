@@ -1,0 +1,27 @@
+/** How making a run's file system fails: what a caller must tell apart (interrupted, outcome unknown, unusable). */
+
+/** Thrown between steps once the caller asked to stop (a signal, a Spot notice, a deadline). */
+export class RunInterrupted extends Error {
+  override readonly name = 'RunInterrupted';
+  constructor() {
+    super('interrupted');
+  }
+}
+
+/** A resource could not be made usable: the message says what and why, for the user. */
+export class RunSetupError extends Error {
+  override readonly name = 'RunSetupError';
+}
+
+/**
+ * CreateFileSystem got no answer that says whether it was carried out (transport error, timeout, a server
+ * error, an unreadable answer): a file system with this run's CreationToken may now exist.
+ */
+export class CreateOutcomeUnknown extends Error {
+  override readonly name = 'CreateOutcomeUnknown';
+}
+
+/** Throws RunInterrupted once the caller asked to stop. */
+export function checkInterrupted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new RunInterrupted();
+}
