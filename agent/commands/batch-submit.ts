@@ -8,8 +8,12 @@
 import { batchClient, lambdaClient } from '../../core/aws';
 import { parseSubmitRequest, submitThroughFunction } from '../../core/batch';
 import { generateJobId } from '../../core/scratch';
-import { EXIT_STATUS, MountfleetError, parseBytes } from '../../core/common';
-import { SUBMIT_FUNCTION_TIMEOUT_MINUTES, type BatchSubmitResult } from '../../core/contract';
+import { EXIT_STATUS, MountfleetError, UsageError, parseBytes } from '../../core/common';
+import {
+  JOB_NAME_PATTERN,
+  SUBMIT_FUNCTION_TIMEOUT_MINUTES,
+  type BatchSubmitResult,
+} from '../../core/contract';
 import { parsePositive, parseWholeNumber } from '../args';
 import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
 import type { RegisterCommand } from '../command';
@@ -67,6 +71,11 @@ export const registerBatchSubmit: RegisterCommand = (batch) => {
       '\nExample:\n  mountfleet batch submit --queue train-use1-az1 --job-definition train-encode --scratch -- ./encode.sh in.mov\n',
     )
     .action(async (command: string[], flags: SubmitFlags) => {
+      if (flags.jobName !== undefined && !JOB_NAME_PATTERN.test(flags.jobName)) {
+        throw new UsageError(
+          `--job-name ${flags.jobName}: 1-128 letters, digits, hyphens and underscores, starting with a letter or digit (Batch's rule)`,
+        );
+      }
       // Named here when unset, so that a submit this command stops waiting for can still be found by its name.
       const jobName = flags.jobName ?? generateJobId();
       const request = parseSubmitRequest({

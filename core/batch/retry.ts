@@ -10,8 +10,7 @@ import type { JobDefinition } from '@aws-sdk/client-batch';
 import { TAG_BATCH_ATTEMPT, TAG_BATCH_ATTEMPTS, TAG_BATCH_FIRST_JOB } from '../contract';
 import { findRunFileSystem } from '../efs';
 import type { JobStateDetail } from './event';
-import { hostAccessProblems } from './host-access';
-import { SCRATCH_VOLUME_NAME, withoutRunScratch } from './job-definition';
+import { SCRATCH_VOLUME_NAME } from './job-definition';
 import { readFleetQueue, scratchPlacement } from './queue';
 import { jobIdOfRun } from './run-job';
 import {
@@ -73,11 +72,6 @@ export async function resubmit(
     (m) => m.sourceVolume === SCRATCH_VOLUME_NAME,
   )?.containerPath;
   if (scratchPath === undefined) throw new Error(`${failed.detail.jobDefinition} mounts no scratch volume`);
-  // The failed run's revision was made from a checked base; checked again, as any base is, before it is copied.
-  const problems = hostAccessProblems(withoutRunScratch(failed.revision), settings);
-  if (problems.length > 0) {
-    throw new Error(`${failed.detail.jobDefinition} is not retried: ${problems.join('; ')}`);
-  }
   const claim = randomBytes(8).toString('hex');
   let run: SubmittedRun;
   try {

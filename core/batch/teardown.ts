@@ -9,7 +9,8 @@ import { errorText, type Clock } from '../common';
 import { BATCH_FINAL_STATES, runIdOfJobDefinition } from '../contract';
 import { deleteRunFileSystem, type RunFileSystemDeletion } from '../efs';
 import { parseJobStateChange, retryableReason, type JobStateDetail } from './event';
-import { deregisterRevision, describeJobDefinition } from './job-definition';
+import { hostAccessProblems } from './host-access';
+import { deregisterRevision, describeJobDefinition, withoutRunScratch } from './job-definition';
 import { attemptsOf, resubmit, type RetryOutcome } from './retry';
 import type { BatchClients } from './run';
 import type { BatchFleetSettings } from './settings';
@@ -127,6 +128,14 @@ async function retryIfDue(
     return {
       status: 'not-retried',
       reason: `${reason}, and attempt ${attempts.attempt} of ${attempts.attempts} was the last`,
+    };
+  }
+  // The failed run's revision was made from a checked base; checked again, as any base is, before it is copied.
+  const problems = hostAccessProblems(withoutRunScratch(revision), settings);
+  if (problems.length > 0) {
+    return {
+      status: 'not-retried',
+      reason: `${reason}, but its job definition no longer passes the fleet's host checks: ${problems.join('; ')}`,
     };
   }
   options.log?.(

@@ -19,6 +19,7 @@ import {
   TAG_BATCH_SCRATCH_SUBNET,
   TAG_BATCH_SCRATCH_PATH,
 } from '../../../core/contract/batch';
+import { TAG_BATCH_SUBMIT_FUNCTION, submitFunctionName } from '../../../core/contract/batch-submit';
 import { TAG_FLEET } from '../../../core/contract/tags';
 import { createNetwork, type TestNetwork } from '../../support/fixtures';
 
@@ -96,6 +97,7 @@ export function queueTags(net: TestNetwork, zone = 0): Record<string, string> {
     [TAG_BATCH_MOUNT_PATHS]: MOUNT_PATHS.join(':'),
     [TAG_BATCH_SCRATCH_SUBNET]: net.subnets[zone].subnetId,
     [TAG_BATCH_SCRATCH_SECURITY_GROUP]: net.securityGroupId,
+    [TAG_BATCH_SUBMIT_FUNCTION]: submitFunctionName(FLEET),
   };
 }
 

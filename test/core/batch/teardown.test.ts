@@ -317,6 +317,71 @@ describe('batch teardown and status (emulator)', () => {
     expect(await liveFileSystems()).toHaveLength(1);
   });
 
+  it("a container that could not start because its EFS volume did not mount is retried as a new run, with the fleet's key", async () => {
+    const key = 'arn:aws:kms:us-east-1:123456789012:key/0d6c1f3e-0000-4000-8000-000000000002';
+    const run = await submit(2);
+    const volumeFailure = {
+      status: 'FAILED' as const,
+      statusReason: 'Task failed to start',
+      attempts: [
+        {
+          statusReason: 'Task failed to start',
+          container: {
+            reason:
+              'CannotStartContainerError: Error response from daemon: failed to mount volume mountfleet-scratch: mount.nfs4: Connection timed out',
+          },
+        },
+      ],
+    };
+    // A start failure that is not about a volume (the image's command) is not.
+    const badCommand = {
+      ...volumeFailure,
+      attempts: [
+        { container: { reason: 'CannotStartContainerError: exec: "./train.sh": permission denied' } },
+      ],
+    };
+    const notRetried = await submit(2);
+
+    const outcome = await tearDownBatchRun(
+      clients(),
+      { ...settings(), kmsKeyId: key },
+      jobStateChange(await describeJob(run.jobId), volumeFailure),
+    );
+    const other = await tearDownBatchRun(
+      clients(),
+      settings(),
+      jobStateChange(await describeJob(notRetried.jobId), badCommand),
+    );
+
+    expect(outcome).toMatchObject({
+      fileSystem: 'deleted',
+      retry: { status: 'submitted', run: { attempt: 2 } },
+    });
+    expect(other).toMatchObject({ retry: { status: 'not-retried' } });
+    const retry = (outcome as { retry: { run: { fileSystemId: string } } }).retry.run;
+    const [fs] = await liveFileSystems();
+    expect(fs).toMatchObject({ FileSystemId: retry.fileSystemId, KmsKeyId: key });
+  });
+
+  it('a retry is not made from a revision that no longer passes the host checks (the fleet changed its paths)', async () => {
+    const run = await submit(2);
+    const outcome = await tearDownBatchRun(
+      clients(),
+      { ...settings(), mountPaths: ['/mnt/other'] },
+      jobStateChange(await describeJob(run.jobId), SPOT_RECLAIM),
+    );
+    expect(outcome).toMatchObject({
+      fileSystem: 'deleted',
+      retry: {
+        status: 'not-retried',
+        reason: expect.stringMatching(
+          /^host lost .*, but its job definition no longer passes the fleet's host checks: containerProperties\.volumes\[0\]\.host\.sourcePath \/mnt\/data: not one of the fleet's Mountpoint paths \(\/mnt\/other\)/,
+        ),
+      },
+    });
+    expect(await liveFileSystems()).toEqual([]);
+  });
+
   it('status of a job Batch does not know is a usage error', async () => {
     await expect(
       batchJobStatus(
