@@ -1,7 +1,9 @@
 /**
- * grantSubmit and the teardown's role, evaluated as IAM would (batch-iam-evaluator.ts) on the requests AWS makes:
- * resource ARNs in the Service Authorization Reference's formats (a job definition's with its revision), request
- * and resource tags as context keys. Each allow is paired with the request next to it that must be refused.
+ * grantSubmit (a submitter), and the roles of the fleet's own functions (submit and teardown: grantRunJobs),
+ * evaluated as IAM would (batch-iam-evaluator.ts) on the requests AWS makes: resource ARNs in the Service
+ * Authorization Reference's formats (a job definition's with its revision, a function's unqualified or qualified),
+ * request and resource tags as context keys. Each allow is paired with the request next to it that must be refused.
+ * A submitter may invoke the submit function and read, nothing that reaches a host or a file system.
  */
 import * as iam from 'aws-cdk-lib/aws-iam';
 import {
@@ -25,8 +27,10 @@ const FS = 'arn:aws:elasticfilesystem:us-east-1:123456789012:file-system/fs-0123
 
 let submitter: Statement[];
 let teardown: Statement[];
+let submitFunctionRole: Statement[];
 let queueArn: string;
 let jobRoleArn: string;
+let submitFunctionArn: string;
 
 beforeAll(() => {
   const { stack, fleet, template } = batchFleetStack();
@@ -34,13 +38,21 @@ beforeAll(() => {
   const t = template();
   submitter = policyOfRole(t, 'Submitter');
   teardown = policyOfRole(t, 'FleetTeardownRole');
+  submitFunctionRole = policyOfRole(t, 'FleetSubmitRole');
+  const fnId = Object.entries(t.findResources('AWS::Lambda::Function')).find(
+    ([, r]) =>
+      (r as { Properties: { FunctionName?: string } }).Properties.FunctionName ===
+      'mountfleet-train-batch-submit',
+  )![0];
+  submitFunctionArn = `<GetAtt:${fnId}.Arn>`;
   const queueId = Object.keys(t.findResources('AWS::Batch::JobQueue'))[0];
   queueArn = `<Ref:${queueId}>`;
   const jobRoleId = Object.keys(t.findResources('AWS::IAM::Role')).find((k) => k.startsWith('FleetJobRole'))!;
   jobRoleArn = `<GetAtt:${jobRoleId}.Arn>`;
 });
 
-const cases: Array<[string, () => IamRequest, string]> = [
+/** The fleet's own functions: they check every job definition first, then make and end runs. */
+const runnerCases: Array<[string, () => IamRequest, string]> = [
   ['SubmitJob to a fleet queue', () => ({ action: 'batch:SubmitJob', resource: queueArn }), 'allowed'],
   [
     'SubmitJob to another queue',
@@ -53,46 +65,9 @@ const cases: Array<[string, () => IamRequest, string]> = [
     'allowed',
   ],
   [
-    "SubmitJob with fleet train-dev's run definition",
-    () => ({ action: 'batch:SubmitJob', resource: `${ARN}:job-definition/mf-train-dev-${RUN}:1` }),
-    'implicit-deny',
-  ],
-  [
-    'SubmitJob with a definition that only starts like a run name',
-    () => ({ action: 'batch:SubmitJob', resource: `${ARN}:job-definition/mf-train-anything:1` }),
-    'implicit-deny',
-  ],
-  [
-    "SubmitJob with the fleet's own job definition (FleetJobDefinition: fleet tag, revision given)",
-    () => ({
-      action: 'batch:SubmitJob',
-      resource: `${ARN}:job-definition/encode:4`,
-      context: { [`aws:ResourceTag/${TAG_FLEET}`]: 'train' },
-    }),
-    'allowed',
-  ],
-  [
-    "SubmitJob with fleet train-dev's job definition",
-    () => ({
-      action: 'batch:SubmitJob',
-      resource: `${ARN}:job-definition/encode:4`,
-      context: { [`aws:ResourceTag/${TAG_FLEET}`]: 'train-dev' },
-    }),
-    'implicit-deny',
-  ],
-  [
-    'SubmitJob with an untagged job definition',
+    'SubmitJob with any job definition (the function checks its contents first; IAM cannot)',
     () => ({ action: 'batch:SubmitJob', resource: `${ARN}:job-definition/encode:4` }),
-    'implicit-deny',
-  ],
-  [
-    'SubmitJob with a tagged job definition named without its revision (Batch would not evaluate its tags)',
-    () => ({
-      action: 'batch:SubmitJob',
-      resource: `${ARN}:job-definition/encode`,
-      context: { [`aws:ResourceTag/${TAG_FLEET}`]: 'train' },
-    }),
-    'implicit-deny',
+    'allowed',
   ],
   [
     'RegisterJobDefinition of a run definition, not privileged',
@@ -102,6 +77,24 @@ const cases: Array<[string, () => IamRequest, string]> = [
       context: { 'batch:Privileged': 'false' },
     }),
     'allowed',
+  ],
+  [
+    "RegisterJobDefinition of fleet train-dev's run definition",
+    () => ({
+      action: 'batch:RegisterJobDefinition',
+      resource: `${ARN}:job-definition/mf-train-dev-${RUN}`,
+      context: { 'batch:Privileged': 'false' },
+    }),
+    'implicit-deny',
+  ],
+  [
+    "RegisterJobDefinition of a user's definition",
+    () => ({
+      action: 'batch:RegisterJobDefinition',
+      resource: `${ARN}:job-definition/encode`,
+      context: { 'batch:Privileged': 'false' },
+    }),
+    'implicit-deny',
   ],
   [
     'RegisterJobDefinition of a privileged run definition',
@@ -286,11 +279,115 @@ const cases: Array<[string, () => IamRequest, string]> = [
 ];
 
 describe.each([
-  ['grantSubmit', () => submitter],
+  ['the submit function role', () => submitFunctionRole],
   ['the teardown role', () => teardown],
 ])('%s', (_name, policy) => {
-  test.each(cases)('%s', (_case, request, expected) => {
+  test.each(runnerCases)('%s', (_case, request, expected) => {
     expect(evaluate(policy(), request())).toBe(expected);
+  });
+});
+
+/** A submitter: nothing but invoking the submit function and reading state. */
+const submitterCases: Array<[string, () => IamRequest, string]> = [
+  [
+    'InvokeFunction of the submit function',
+    () => ({ action: 'lambda:InvokeFunction', resource: submitFunctionArn }),
+    'allowed',
+  ],
+  [
+    'InvokeFunction of another function',
+    () => ({
+      action: 'lambda:InvokeFunction',
+      resource: 'arn:aws:lambda:us-east-1:123456789012:function:admin-tool',
+    }),
+    'implicit-deny',
+  ],
+  ['SubmitJob to a fleet queue', () => ({ action: 'batch:SubmitJob', resource: queueArn }), 'implicit-deny'],
+  [
+    "SubmitJob with a run's definition",
+    () => ({ action: 'batch:SubmitJob', resource: `${ARN}:job-definition/mf-train-${RUN}:1` }),
+    'implicit-deny',
+  ],
+  [
+    'RegisterJobDefinition of a run definition (it could bind / or the Docker socket)',
+    () => ({
+      action: 'batch:RegisterJobDefinition',
+      resource: `${ARN}:job-definition/mf-train-${RUN}`,
+      context: { 'batch:Privileged': 'false' },
+    }),
+    'implicit-deny',
+  ],
+  [
+    'PassRole of the job role',
+    () => ({
+      action: 'iam:PassRole',
+      resource: jobRoleArn,
+      context: { 'iam:PassedToService': 'batch.amazonaws.com' },
+    }),
+    'implicit-deny',
+  ],
+  [
+    'CreateFileSystem with the fleet tag',
+    () => ({
+      action: 'elasticfilesystem:CreateFileSystem',
+      resource: '*',
+      context: {
+        [`aws:RequestTag/${TAG_FLEET}`]: 'train',
+        'aws:TagKeys': [...BATCH_SCRATCH_CREATE_TAG_KEYS],
+        'elasticfilesystem:Encrypted': 'true',
+      },
+    }),
+    'implicit-deny',
+  ],
+  [
+    "DeleteFileSystem of another run's file system",
+    () => ({
+      action: 'elasticfilesystem:DeleteFileSystem',
+      resource: FS,
+      context: { [`aws:ResourceTag/${TAG_FLEET}`]: 'train' },
+    }),
+    'implicit-deny',
+  ],
+  [
+    "ClientMount of another run's file system",
+    () => ({
+      action: 'elasticfilesystem:ClientMount',
+      resource: FS,
+      context: { [`aws:ResourceTag/${TAG_FLEET}`]: 'train' },
+    }),
+    'implicit-deny',
+  ],
+  [
+    'TagResource of a job',
+    () => ({
+      action: 'batch:TagResource',
+      resource: `${ARN}:job/x`,
+      context: { [`aws:RequestTag/${TAG_FLEET}`]: 'train' },
+    }),
+    'implicit-deny',
+  ],
+  ['DescribeJobs (no resource type)', () => ({ action: 'batch:DescribeJobs', resource: '*' }), 'allowed'],
+  ['ListJobs', () => ({ action: 'batch:ListJobs', resource: '*' }), 'allowed'],
+  [
+    'DescribeJobQueues (finds the function)',
+    () => ({ action: 'batch:DescribeJobQueues', resource: '*' }),
+    'allowed',
+  ],
+  [
+    'DescribeFileSystems (batch status)',
+    () => ({ action: 'elasticfilesystem:DescribeFileSystems', resource: '*' }),
+    'allowed',
+  ],
+  [
+    'GetMetricData (burst credit in batch status)',
+    () => ({ action: 'cloudwatch:GetMetricData', resource: '*' }),
+    'allowed',
+  ],
+];
+
+describe('grantSubmit', () => {
+  test.each(submitterCases)('%s', (_case, request, expected) => {
+    expect(evaluate(submitter, request())).toBe(expected);
   });
 });
 

@@ -8,11 +8,13 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import {
   BATCH_FINAL_STATES,
+  BATCH_FUNCTION_ENV,
   TAG_BATCH_AZ_ID,
   TAG_BATCH_MOUNT_PATHS,
   TAG_BATCH_SCRATCH_PATH,
   TAG_BATCH_SCRATCH_SECURITY_GROUP,
   TAG_BATCH_SCRATCH_SUBNET,
+  TAG_BATCH_SUBMIT_FUNCTION,
   TAG_FLEET,
 } from '../../core/contract';
 import { FleetJobDefinition } from '../../lib';
@@ -139,14 +141,71 @@ describe('zones', () => {
     });
   });
 
-  test('without scratch the queues carry no scratch tags and there is no teardown', () => {
+  test('without scratch the queues carry no scratch tags and there is no teardown (the submit function stays)', () => {
     const t = batchFleetStack({}, { scratch: false }).template();
     for (const q of Object.values(t.findResources('AWS::Batch::JobQueue')) as Resource[]) {
       expect(Object.keys(q.Properties.Tags as object).sort()).toEqual(
-        [TAG_BATCH_AZ_ID, TAG_FLEET, TAG_BATCH_MOUNT_PATHS].sort(),
+        [TAG_BATCH_AZ_ID, TAG_FLEET, TAG_BATCH_MOUNT_PATHS, TAG_BATCH_SUBMIT_FUNCTION].sort(),
       );
     }
     expect(Object.keys(t.findResources('AWS::Events::Rule'))).toHaveLength(0);
+    t.resourceCountIs('AWS::Lambda::Function', 1);
+    t.hasResourceProperties('AWS::Lambda::Function', { FunctionName: 'mountfleet-train-batch-submit' });
+  });
+});
+
+describe('the submit function', () => {
+  test("named by the fleet, on every queue's tag, with the fleet's settings and time to make a run", () => {
+    const t = batchFleetStack().template();
+    const queues = Object.values(t.findResources('AWS::Batch::JobQueue')) as Resource[];
+    for (const q of queues) {
+      expect((q.Properties.Tags as Record<string, unknown>)[TAG_BATCH_SUBMIT_FUNCTION]).toBe(
+        'mountfleet-train-batch-submit',
+      );
+    }
+    t.hasResourceProperties('AWS::Lambda::Function', {
+      FunctionName: 'mountfleet-train-batch-submit',
+      Runtime: 'nodejs22.x',
+      Timeout: 900,
+      Environment: {
+        Variables: {
+          [BATCH_FUNCTION_ENV.fleetId]: 'train',
+          [BATCH_FUNCTION_ENV.queueArns]: {
+            'Fn::Join': [
+              '',
+              [
+                { Ref: Match.stringLikeRegexp('^FleetZoneuse1az4Queue') },
+                ',',
+                { Ref: Match.stringLikeRegexp('^FleetZoneuse1az6Queue') },
+              ],
+            ],
+          },
+          [BATCH_FUNCTION_ENV.mountPaths]: '/mnt/imagenet:/mnt/outputs',
+          [BATCH_FUNCTION_ENV.jobRoleArn]: { 'Fn::GetAtt': [Match.stringLikeRegexp('^FleetJobRole'), 'Arn'] },
+        },
+      },
+    });
+  });
+
+  test("the fleet's scratch key goes to both functions' environment, and their roles may use it", () => {
+    const t = batchFleetStack({}, { scratchKey: true }).template();
+    const fns = Object.values(t.findResources('AWS::Lambda::Function')) as Resource[];
+    expect(fns).toHaveLength(2);
+    for (const fn of fns) {
+      const vars = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(JSON.stringify(vars[BATCH_FUNCTION_ENV.kmsKeyId])).toMatch(
+        /^\{"Fn::GetAtt":\["ScratchKey[0-9A-F]+","Arn"\]\}$/,
+      );
+    }
+    for (const role of ['FleetSubmitRole', 'FleetTeardownRole']) {
+      const statements = JSON.stringify(
+        Object.values(t.findResources('AWS::IAM::Policy')).filter((p) =>
+          JSON.stringify((p as Resource).Properties.Roles).includes(role),
+        ),
+      );
+      expect(statements).toContain('kms:CreateGrant');
+      expect(statements).toMatch(/"Fn::GetAtt":\["ScratchKey[0-9A-F]+","Arn"\]/);
+    }
   });
 });
 

@@ -3,6 +3,7 @@
  * read-only mount and one read-write mount, over props a test overrides.
  */
 import { Template } from 'aws-cdk-lib/assertions';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import {
   BatchComputeFleet,
@@ -15,14 +16,18 @@ import { AZS, testStack } from './support';
 
 export function batchFleetStack(
   overrides: Partial<BatchComputeFleetProps> = {},
-  opts: { scratch?: boolean; networkAzIds?: string[]; mountPaths?: string[] } = {},
+  opts: { scratch?: boolean; scratchKey?: boolean; networkAzIds?: string[]; mountPaths?: string[] } = {},
 ) {
   const stack = testStack();
   const network = new FleetNetwork(stack, 'Network', { azIds: opts.networkAzIds ?? AZS });
   const expressCache = new ExpressCache(stack, 'Cache', { azIds: opts.networkAzIds ?? AZS });
   const scratch =
     (opts.scratch ?? true)
-      ? new ScratchFileSystems(stack, 'Scratch', { fleetId: 'train', network })
+      ? new ScratchFileSystems(stack, 'Scratch', {
+          fleetId: 'train',
+          network,
+          ...(opts.scratchKey ? { encryptionKey: new kms.Key(stack, 'ScratchKey') } : {}),
+        })
       : undefined;
   const data = s3.Bucket.fromBucketName(stack, 'Data', 'my-datasets');
   const fleet = new BatchComputeFleet(stack, 'Fleet', {
