@@ -27,6 +27,7 @@ import {
   runJobDefinitionPrefix,
 } from '../../core/contract';
 import { EMULATOR_ACCOUNT } from '../../test/support/cdk-cli';
+import { LambdaInvokeStandIn } from '../../test/support/lambda-invoke-standin';
 import { physicalIds } from '../../test/support/cloudformation-gaps-standin';
 import { removeBatchStandIns, standInForBatchGaps, type BatchDeployStandIns } from './batch-deploy';
 import { batchEventRoutes } from './batch-events';
@@ -34,6 +35,7 @@ import type { BatchJobRecord, BatchStage } from './batch-jobs';
 import { playBatchJobs } from './batch-scenarios';
 import { BatchSchedulerStandIn } from './batch-scheduler';
 import type { Progress } from './progress';
+import { invokeDeployedHandler } from './reaper';
 import { fleetScratch } from './scratch-jobs';
 
 /** What the report shows of the Batch section. */
@@ -163,8 +165,14 @@ export async function playBatchSection(o: BatchSectionOptions): Promise<BatchSec
     delete process.env.AWS_ENDPOINT_URL_BATCH;
     await scheduler.stop();
   });
-  // Every Batch client from here on (the CLI's, the teardown handler's) goes through the stand-in.
+  // Every Batch client from here on (the CLI's, the functions' handlers') goes through the stand-in.
   process.env.AWS_ENDPOINT_URL_BATCH = scheduler.endpoint;
+  // The CLI invokes the deployed submit function; moto cannot run it, so Lambda's Invoke is stood in for by the
+  // function's deployed bundle, run with its deployed settings (invokeDeployedHandler).
+  const submitFunction = await LambdaInvokeStandIn.start((name, payload) =>
+    invokeDeployedHandler(name, 'batch-submit', payload as Record<string, unknown>, o.teardownLog),
+  );
+  onCleanup('stop the Lambda Invoke stand-in', () => submitFunction.stop());
   const batch = new BatchClient(clientConfig());
   const direct = new BatchClient({ ...clientConfig(), endpoint: o.motoEndpoint });
 
@@ -245,7 +253,11 @@ export async function playBatchSection(o: BatchSectionOptions): Promise<BatchSec
     computeEnvironmentName: ce.computeEnvironmentName,
     jobDefinition,
     hostRoot,
-    cliEnv: { ...o.env, AWS_ENDPOINT_URL_BATCH: scheduler.endpoint },
+    cliEnv: {
+      ...o.env,
+      AWS_ENDPOINT_URL_BATCH: scheduler.endpoint,
+      AWS_ENDPOINT_URL_LAMBDA: submitFunction.endpoint,
+    },
     workDir: o.workDir,
     teardownLog: o.teardownLog,
     onCleanup,
