@@ -227,7 +227,10 @@ export class BatchComputeFleet
     // that comes from the launch template is kept across updates (LaunchTemplateSpecification).
     const ec2Configuration = [
       {
-        imageType: hardwareType === ecs.AmiHardwareType.GPU ? 'ECS_AL2023_NVIDIA' : 'ECS_AL2023',
+        imageType:
+          hardwareType === ecs.AmiHardwareType.GPU
+            ? batch.EcsMachineImageType.ECS_AL2023_NVIDIA
+            : batch.EcsMachineImageType.ECS_AL2023,
         imageIdOverride: machineImage.getImage(this).imageId,
       },
     ];
