@@ -200,7 +200,7 @@ export class BatchComputeFleet
     const userData = fleetUserData(this, {
       bundle: agentBundle(this, this.role),
       agentConfigJson: this.agentConfigJson,
-      // efs-utils: ECS mounts a job's scratch volume from the host with it.
+      // efs-utils on the host: ECS mounts a job's EFS scratch volume with it (TLS, IAM authorization).
       scratch: props.scratch !== undefined,
       firstCommands: ecsGateCommands(this.mountPaths),
       installCommands: installNftablesCommands(),

@@ -17,7 +17,7 @@ import {
   TAG_BATCH_SCRATCH_SUBNET,
   TAG_FLEET,
 } from '../../core/contract';
-import { FleetJobDefinition } from '../../lib';
+import { FleetJobDefinition, type BatchComputeFleetProps } from '../../lib';
 import { ECS_GATE_PATH, ecsGateScript } from '../../lib/private/batch-ecs-gate';
 import { imdsRules } from '../../lib/private/batch-imds-rules';
 import { ECS_DROP_IN_PATH, ECS_TASK_SLICE_PATH, ecsTaskSlice } from '../../lib/private/batch-user-data';
@@ -123,6 +123,14 @@ describe('launch template', () => {
         JobExecutionTimeoutMinutes: 30,
         TerminateJobsOnUpdate: false,
       });
+    }
+  });
+
+  test('a serviceRole prop (gone; a JavaScript caller of before could still pass one) names no service role', () => {
+    const serviceRole = { roleArn: 'arn:aws:iam::123456789012:role/batch-service' };
+    const t2 = batchFleetStack({ serviceRole } as Partial<BatchComputeFleetProps>).template();
+    for (const ce of Object.values(t2.findResources('AWS::Batch::ComputeEnvironment')) as Resource[]) {
+      expect(ce.Properties).not.toHaveProperty('ServiceRole');
     }
   });
 });
