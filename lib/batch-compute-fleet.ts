@@ -26,7 +26,7 @@ import type {
 } from './interfaces';
 import { grantBatchRunner, grantBatchSubmitter } from './private/batch-grants';
 import { batchHardwareType, validateQueueTags, validateVcpus } from './private/batch-validation';
-import { addEcsOrdering, multipartUserData } from './private/batch-user-data';
+import { ecsGateCommands, installNftablesCommands, multipartUserData } from './private/batch-user-data';
 import {
   checkFleetProps,
   DEFAULT_INSTANCE_TYPES,
@@ -56,8 +56,10 @@ export interface BatchComputeFleetProps {
   /** Instance types Batch may launch (one architecture). @default ['m6i.large', 'm6a.large', 'm5.large', 'm7i.large'] */
   readonly instanceTypes?: string[];
   /**
-   * The AMI. It must run the ECS agent.
-   * @default - the ECS-optimized Amazon Linux 2023 AMI of the instance types (arm64, GPU or standard; SSM parameter)
+   * The AMI. It must be an ECS-optimized Amazon Linux 2023 AMI or one like it (the ECS agent, cgroup v2, systemd);
+   * each compute environment names it explicitly, so a new AMI id is an infrastructure update.
+   * @default - the ECS-optimized Amazon Linux 2023 AMI of the instance types (arm64, GPU or standard; SSM
+   * parameter, read again at every deploy)
    */
   readonly machineImage?: ec2.IMachineImage;
   /** Buckets every instance mounts with Mountpoint; jobs bind them read-only ({@link FleetJobDefinition}). @default [] */
@@ -99,11 +101,6 @@ export interface BatchComputeFleetProps {
   readonly jobRole?: iam.IRole;
   /** Whether the EventBridge rule and Lambda that delete a job's scratch when it ends are created. @default true */
   readonly teardown?: boolean;
-  /**
-   * The role Batch manages the compute environments with.
-   * @default - Batch's service-linked role `AWSServiceRoleForBatch` (made by Batch when it is missing)
-   */
-  readonly serviceRole?: iam.IRole;
 }
 
 /** One zone of the fleet: its compute environments (Spot first) and its queue. */
@@ -120,9 +117,12 @@ export interface BatchFleetZone {
  * The fleet's instances as AWS Batch managed EC2 (ECS) compute environments: one Spot (and optionally one
  * On-Demand) compute environment and one job queue per AZ ID — a job runs in the zone of its queue, where a
  * One Zone scratch file system can serve it. The instances are ComputeFleet's (same role, grants, agent.json and
- * launch template), with what Batch needs: MIME multipart user data, IMDSv2 hop limit 2 for containers, the ECS
- * agent ordered after the mounts, the ECS-optimized AMI, and an explicit launch-template version, so that a
- * changed template reaches the compute environments as an infrastructure update on the next deploy.
+ * launch template), with what Batch needs: MIME multipart user data; IMDSv2 hop limit 1 and nftables rules that
+ * keep job containers (host networking) from IMDS; a start gate that holds the ECS agent until those rules are
+ * loaded and the mounts are live, and otherwise shuts the instance down (terminated, replaced by Batch); the
+ * ECS-optimized AMI named explicitly; and an explicit launch-template version, so that a changed template or AMI
+ * reaches the compute environments as an infrastructure update on the next deploy. Batch manages the compute
+ * environments with its service-linked role, which infrastructure updates require.
  */
 export class BatchComputeFleet
   extends Construct
@@ -132,7 +132,7 @@ export class BatchComputeFleet
   readonly fleetId: string;
   /** The AZ IDs with a queue. */
   readonly azIds: string[];
-  /** The instances' role: mounts, Express cache sessions, metrics and the ECS agent. */
+  /** The instances' role: mounts, Express cache sessions, metrics and the ECS agent; no scratch create or delete. */
   readonly role: iam.Role;
   /** The instances' role, for `grant*` methods of other constructs. */
   readonly grantPrincipal: iam.IPrincipal;
@@ -142,7 +142,7 @@ export class BatchComputeFleet
   readonly securityGroup: ec2.ISecurityGroup;
   /** Network access to and from the instances. */
   readonly connections: ec2.Connections;
-  /** The launch template: IMDSv2 (hop limit 2), encrypted gp3 root, MIME multipart user data. */
+  /** The launch template: IMDSv2 (hop limit 1), shutdown terminates, encrypted gp3 root, MIME multipart user data. */
   readonly launchTemplate: ec2.LaunchTemplate;
   /** agent.json as a deploy-time JSON string. */
   readonly agentConfigJson: string;
@@ -195,34 +195,51 @@ export class BatchComputeFleet
       "The ECS agent on Batch's instances registers them and fetches work with this AWS-maintained policy (AWS Batch User Guide, 'Amazon ECS instance role'); a copy would miss the calls AWS adds to the agent.",
     );
     this.instanceProfile = new iam.InstanceProfile(this, 'InstanceProfile', { role: this.role });
-    grantFleetInstances(this, this.role, props, { mounts: checked.mounts, terminationHook: false });
+    grantFleetInstances(this, this.role, props, {
+      mounts: checked.mounts,
+      terminationHook: false,
+      batchHost: true,
+    });
     this.jobRole = props.jobRole ?? this.newJobRole(props);
 
-    this.agentConfigJson = fleetAgentConfigJson(this, props, checked);
+    this.agentConfigJson = fleetAgentConfigJson(this, props, { ...checked, batchHost: true });
     const userData = fleetUserData(this, {
       bundle: agentBundle(this, this.role),
       agentConfigJson: this.agentConfigJson,
+      // efs-utils on the host: ECS mounts a job's EFS scratch volume with it (TLS, IAM authorization).
       scratch: props.scratch !== undefined,
+      firstCommands: ecsGateCommands(this.mountPaths),
+      installCommands: installNftablesCommands(),
     });
-    addEcsOrdering(userData, this.mountPaths);
     const instanceTypes = props.instanceTypes ?? DEFAULT_INSTANCE_TYPES;
+    const hardwareType = batchHardwareType(checked.architecture, instanceTypes);
+    const machineImage = props.machineImage ?? ecs.EcsOptimizedImage.amazonLinux2023(hardwareType);
     this.launchTemplate = fleetLaunchTemplate(
       this,
-      {
-        ...props,
-        machineImage:
-          props.machineImage ??
-          ecs.EcsOptimizedImage.amazonLinux2023(batchHardwareType(checked.architecture, instanceTypes)),
-      },
+      { ...props, machineImage },
       {
         architecture: checked.architecture,
         userData: multipartUserData(userData),
         identity: { instanceProfile: this.instanceProfile },
         securityGroup: this.securityGroup,
-        // Containers reach IMDS through Docker's bridge: one hop past the host.
-        hopLimit: 2,
+        // Jobs run with host networking, where the hop limit does not reach (the gate's nftables rules do); 1
+        // keeps bridge-mode containers off IMDS too.
+        hopLimit: 1,
+        // The gate's give-up (poweroff) ends the instance; Batch's Auto Scaling group launches another.
+        shutdownBehavior: ec2.InstanceInitiatedShutdownBehavior.TERMINATE,
       },
     );
+    // Batch changes the AMI of a running compute environment only when the environment names a new one: an AMI
+    // that comes from the launch template is kept across updates (LaunchTemplateSpecification).
+    const ec2Configuration = [
+      {
+        imageType:
+          hardwareType === ecs.AmiHardwareType.GPU
+            ? batch.EcsMachineImageType.ECS_AL2023_NVIDIA
+            : batch.EcsMachineImageType.ECS_AL2023,
+        imageIdOverride: machineImage.getImage(this).imageId,
+      },
+    ];
 
     const mountPathsTag = this.mountPaths.join(':');
     validateQueueTags(this, mountPathsTag);
@@ -232,6 +249,7 @@ export class BatchComputeFleet
         vcpus,
         updateMinutes,
         mountPathsTag,
+        ec2Configuration,
       }),
     );
     // Ref is the queue's ARN (AWS::Batch::JobQueue), and the emulator answers it where it has no GetAtt.
@@ -322,6 +340,7 @@ export class BatchComputeFleet
       vcpus: { spot: number; onDemand: number; min: number };
       updateMinutes: number;
       mountPathsTag: string;
+      ec2Configuration: batch.CfnComputeEnvironment.Ec2ConfigurationObjectProperty[];
     },
   ): BatchFleetZone {
     const zone = new Construct(this, `Zone-${azId}`);
@@ -330,7 +349,7 @@ export class BatchComputeFleet
       new batch.CfnComputeEnvironment(zone, id, {
         type: 'MANAGED',
         state: 'ENABLED',
-        serviceRole: props.serviceRole?.roleArn,
+        // No serviceRole: Batch then uses its service-linked role, which infrastructure updates require.
         // Changes go through Batch's infrastructure update (instances replaced, jobs given updateTimeout),
         // never a new compute environment that would drop the queue's jobs.
         replaceComputeEnvironment: false,
@@ -347,6 +366,7 @@ export class BatchComputeFleet
           subnets: [subnet.subnetId],
           securityGroupIds: [this.securityGroup.securityGroupId],
           instanceRole: this.instanceProfile.instanceProfileArn,
+          ec2Configuration: o.ec2Configuration,
           // An explicit version: Batch resolves $Default/$Latest once, at creation, and never again by itself.
           launchTemplate: {
             launchTemplateId: this.launchTemplate.launchTemplateId,

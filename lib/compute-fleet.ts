@@ -135,11 +135,13 @@ export class ComputeFleet extends Construct implements ec2.IConnectable, iam.IGr
     this.metricsLogGroup = grantFleetInstances(this, this.role, props, {
       mounts: checked.mounts,
       terminationHook: true,
+      batchHost: false,
     });
 
     this.agentConfigJson = fleetAgentConfigJson(this, props, {
       ...checked,
       lifecycleHookName: this.terminationHookName,
+      batchHost: false,
     });
     const userData = fleetUserData(this, {
       bundle: agentBundle(this, this.role),

@@ -96,10 +96,10 @@ export class MountfleetStack extends Stack {
     if (f.scheduler === 'batch') {
       this.batchFleet = new BatchComputeFleet(this, 'BatchFleet', {
         ...shared,
-        serviceRole: config.profile === 'sandbox' ? this.sandboxBatchServiceRole() : undefined,
         spotMaxvCpus: f.spotMaxvCpus,
         onDemandMaxvCpus: f.onDemandMaxvCpus,
       });
+      if (config.profile === 'sandbox') this.giveSandboxBatchServiceRole(this.batchFleet);
     } else {
       this.fleet = new ComputeFleet(this, 'Fleet', {
         ...shared,
@@ -152,11 +152,12 @@ export class MountfleetStack extends Stack {
   }
 
   /**
-   * The sandbox's Batch service role: moto's CloudFormation requires ServiceRole on a compute environment and
-   * looks it up in IAM (AWS makes it optional and uses its service-linked role, which the emulator has none of).
-   * On AWS the stack names no service role. An emulator difference, in docs/sandbox.md.
+   * An emulator gap, for the sandbox profile only: moto's CloudFormation requires ServiceRole on a compute
+   * environment and looks it up in IAM, where AWS makes it optional and uses Batch's service-linked role — which
+   * infrastructure updates require, so BatchComputeFleet has no such prop and the role goes in as a raw property
+   * override here. On AWS the stack names no service role (docs/batch.md, "In the emulator").
    */
-  private sandboxBatchServiceRole(): iam.Role {
+  private giveSandboxBatchServiceRole(fleet: BatchComputeFleet): void {
     const role = new iam.Role(this, 'BatchServiceRole', {
       assumedBy: new iam.ServicePrincipal('batch.amazonaws.com'),
       description: 'mountfleet sandbox: the Batch service role the emulator requires',
@@ -167,6 +168,8 @@ export class MountfleetStack extends Stack {
       'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSBatchServiceRole]',
       "Sandbox profile only (the local emulator requires a compute environment's ServiceRole): AWS's own Batch service policy; on AWS the stack uses Batch's service-linked role and creates no such role.",
     );
-    return role;
+    for (const ce of fleet.zones.flatMap((z) => z.computeEnvironments)) {
+      ce.addPropertyOverride('ServiceRole', role.roleArn);
+    }
   }
 }

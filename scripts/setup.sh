@@ -16,8 +16,9 @@ source scripts/lib/apt.sh
 source scripts/lib/node.sh
 
 # apt packages: fuse3 (fusermount3 for the FUSE stand-ins and real mount tests), gnupg (signature checks),
-# util-linux (setpriv/unshare), python3-venv; libfuse3-dev pkg-config cmake libclang-dev build the
-# Mountpoint test harness (scripts/build-harness.sh).
+# util-linux (setpriv/unshare), nftables and iproute2 (the Batch host's IMDS rules, tested in private network
+# namespaces), python3-venv; libfuse3-dev pkg-config cmake libclang-dev build the Mountpoint test harness
+# (scripts/build-harness.sh).
 need_apt=()
 command -v fusermount3 >/dev/null || need_apt+=(fuse3)
 for pkg in libfuse3-dev pkg-config cmake libclang-dev; do
@@ -25,6 +26,8 @@ for pkg in libfuse3-dev pkg-config cmake libclang-dev; do
 done
 command -v gpg >/dev/null || need_apt+=(gnupg)
 command -v setpriv >/dev/null || need_apt+=(util-linux)
+command -v nft >/dev/null || need_apt+=(nftables)
+command -v ip >/dev/null || need_apt+=(iproute2)
 command -v systemd-analyze >/dev/null || need_apt+=(systemd)
 if ((${#need_apt[@]})); then
   if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then

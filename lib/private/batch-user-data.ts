@@ -1,73 +1,78 @@
 /**
- * What a BatchComputeFleet instance runs at boot beyond ComputeFleet's user data: the ECS agent (started by the
- * ECS-optimized AMI) takes jobs only once the mountfleet agent's mounts are up, and the whole user data is a
- * MIME multipart document, the only form Batch accepts (it appends its own part, the ECS cluster settings).
+ * What a BatchComputeFleet instance runs at boot beyond ComputeFleet's user data: the ECS agent's start gate
+ * (batch-ecs-gate.ts) with its drop-in and slice, the ECS agent's task cgroups set explicitly, nftables, and the
+ * whole user data as a MIME multipart document, the only form Batch accepts (it appends its own part, which adds
+ * ECS_CLUSTER to /etc/ecs/ecs.config).
  */
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
-import { AGENT_UNIT_NAME, writeFileCommand } from './user-data';
+import { ECS_TASK_CGROUP } from '../../core/contract';
+import { ECS_GATE_PATH, ECS_GATE_SECONDS, ecsGateScript } from './batch-ecs-gate';
+import { writeFileCommand } from './user-data';
 
-/** The one-shot unit that is active once every mount path of the fleet is a mount point. */
-export const MOUNTS_READY_UNIT_NAME = 'mountfleet-mounts-ready.service';
-/** The drop-in that orders the ECS agent after it. */
-export const ECS_DROP_IN_PATH = '/etc/systemd/system/ecs.service.d/10-mountfleet.conf';
-const WAIT_SCRIPT_PATH = '/opt/mountfleet/wait-for-mounts';
-
-/** How long the ready unit waits for the mounts before it fails (and the ECS agent with it). */
-const MOUNTS_READY_TIMEOUT_SECONDS = 900;
-
+const ECS_DROP_IN_DIR = '/etc/systemd/system/ecs.service.d';
+/** The ECS agent's drop-in: the gate as ExecStartPre=, and a start timeout above the gate's bound. */
+export const ECS_DROP_IN_PATH = `${ECS_DROP_IN_DIR}/10-mountfleet.conf`;
+/** Our unit for the task cgroup: a slice named like it (the ECS agent's per-task slices go under it). */
+export const ECS_TASK_SLICE_PATH = `/etc/systemd/system/${ECS_TASK_CGROUP}`;
+/** The ECS agent's settings file (ecs.service's EnvironmentFile=). */
+const ECS_CONFIG_PATH = '/etc/ecs/ecs.config';
 /**
- * Waits until every path given is a mount point: it wakes on each change of the mount table (`findmnt --poll`)
- * and checks again at least every 5 s, which bounds the window between a check and the start of the poll. POSIX
- * sh (dash too); where `findmnt --poll` cannot run it sleeps a second instead of spinning.
+ * Task CPU and memory limits, which put task containers under ECS_TASK_CGROUP: on by default, but the ECS agent
+ * turns them off silently when their setup fails unless they were set explicitly (amazon-ecs-agent agent_unix.go),
+ * and then containers would run in system.slice, beside the ECS agent's own container, where no rule can tell them
+ * from it.
  */
-export function waitScript(): string {
+const ECS_TASK_LIMITS_SETTING = 'ECS_ENABLE_TASK_CPU_MEM_LIMIT=true';
+
+/** systemd's start timeout for ecs.service: the gate's bound, plus time for its other ExecStartPre= steps. */
+const ECS_START_TIMEOUT_SECONDS = ECS_GATE_SECONDS + 300;
+
+/** One argument of an Exec line, quoted for systemd (`%` specifiers and `$` variables escaped). */
+function systemdArgument(value: string): string {
+  return `"${value.replace(/[\\"]/g, '\\$&').replace(/%/g, '%%').replace(/\$/g, '$$$$')}"`;
+}
+
+/** The drop-in: the gate with the fleet's mount paths, and a TimeoutStartSec= above its bound. */
+export function ecsDropIn(mountPaths: readonly string[]): string {
   return [
-    '#!/bin/sh',
-    'for path in "$@"; do',
-    '  until mountpoint -q "$path"; do',
-    '    findmnt --poll=mount --first-only --timeout 5000 >/dev/null 2>&1 || sleep 1',
-    '  done',
-    'done',
+    '# mountfleet: every start of the ECS agent waits for the IMDS rules and the mounts (ecs-start-gate).',
+    '[Service]',
+    `ExecStartPre=${[ECS_GATE_PATH, ...mountPaths.map(systemdArgument)].join(' ')}`,
+    `TimeoutStartSec=${ECS_START_TIMEOUT_SECONDS}`,
     '',
   ].join('\n');
 }
 
-/** The ready unit: after the agent (its install and `up`), done when the mounts are there. */
-export function mountsReadyUnit(mountPaths: readonly string[]): string {
+/** The task cgroup's slice: started by the gate and left active, so its cgroup is never removed and re-made. */
+export function ecsTaskSlice(): string {
   return [
     '[Unit]',
-    "Description=mountfleet: the fleet's Mountpoint mounts are up (the ECS agent takes jobs only after this)",
-    `Requires=${AGENT_UNIT_NAME}`,
-    `After=${AGENT_UNIT_NAME}`,
+    "Description=mountfleet: parent of the ECS agent's task slices, kept so the IMDS rule's cgroup stays live",
     '',
-    '[Service]',
-    'Type=oneshot',
-    'RemainAfterExit=yes',
-    `TimeoutStartSec=${MOUNTS_READY_TIMEOUT_SECONDS}`,
-    `ExecStart=${[WAIT_SCRIPT_PATH, ...mountPaths].join(' ')}`,
+    '[Slice]',
     '',
   ].join('\n');
 }
 
-/** The ECS agent's drop-in: it needs the ready unit and starts after it; if the mounts fail, no job lands here. */
-export function ecsDropIn(): string {
-  return ['[Unit]', `Requires=${MOUNTS_READY_UNIT_NAME}`, `After=${MOUNTS_READY_UNIT_NAME}`, ''].join('\n');
+/**
+ * The first commands of the user data, before any that can fail under `set -e` (package installs): once they
+ * ran, no start of the ECS agent skips the gate, whatever fails later (the gate then gives up). ecs.service is
+ * ordered after cloud-final, so its boot start job runs the gate once the user data is done.
+ */
+export function ecsGateCommands(mountPaths: readonly string[]): string[] {
+  return [
+    `install -d -m 0755 /opt/mountfleet /etc/ecs ${ECS_DROP_IN_DIR}`,
+    ...writeFileCommand(ECS_GATE_PATH, ecsGateScript(), '0755'),
+    ...writeFileCommand(ECS_TASK_SLICE_PATH, ecsTaskSlice(), '0644'),
+    ...writeFileCommand(ECS_DROP_IN_PATH, ecsDropIn(mountPaths), '0644'),
+    `grep -qx '${ECS_TASK_LIMITS_SETTING}' ${ECS_CONFIG_PATH} 2>/dev/null || echo '${ECS_TASK_LIMITS_SETTING}' >> ${ECS_CONFIG_PATH}`,
+    'systemctl daemon-reload',
+  ];
 }
 
-/**
- * Adds the ordering to the fleet's user data: the wait script, the ready unit and the ECS drop-in, then a
- * restart of the ECS agent only if it already runs (`try-restart`; `--no-block` so the boot does not wait),
- * which puts it behind the mounts whichever started first.
- */
-export function addEcsOrdering(userData: ec2.UserData, mountPaths: readonly string[]): void {
-  userData.addCommands(
-    ...writeFileCommand(WAIT_SCRIPT_PATH, waitScript(), '0755'),
-    ...writeFileCommand(`/etc/systemd/system/${MOUNTS_READY_UNIT_NAME}`, mountsReadyUnit(mountPaths), '0644'),
-    'install -d -m 0755 /etc/systemd/system/ecs.service.d',
-    ...writeFileCommand(ECS_DROP_IN_PATH, ecsDropIn(), '0644'),
-    'systemctl daemon-reload',
-    'systemctl try-restart --no-block ecs.service',
-  );
+/** nftables for the gate's `nft` (not always on the AMI), installed with the others (through `retry`). */
+export function installNftablesCommands(): string[] {
+  return ['command -v nft >/dev/null || retry dnf install -y nftables'];
 }
 
 /** The user data as a MIME multipart document with it as its one shell-script part. */

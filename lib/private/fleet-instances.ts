@@ -117,12 +117,16 @@ export function fleetRole(scope: Construct, props: FleetInstanceProps): iam.Role
   return role;
 }
 
-/** What the instances reach and whom: mounts, cache, scratch, basics; and the metrics log group `MetricsLogGroup`. */
+/**
+ * What the instances reach and whom: mounts, cache, scratch, basics; and the metrics log group `MetricsLogGroup`.
+ * A Batch host (`batchHost`) reaches the scratch mount targets (ECS mounts a job's EFS volume from the host, as the
+ * job role) but may not create, tag or delete scratch: the submit function makes a job's file system.
+ */
 export function grantFleetInstances(
   scope: Construct & ec2.IConnectable,
   role: iam.Role,
   props: FleetInstanceProps,
-  options: { readonly mounts: FleetMount[]; readonly terminationHook: boolean },
+  options: { readonly mounts: FleetMount[]; readonly terminationHook: boolean; readonly batchHost: boolean },
 ): logs.LogGroup {
   options.mounts.forEach((m) => {
     grantBucketMount(scope, role, {
@@ -136,7 +140,7 @@ export function grantFleetInstances(
   props.expressCache?.grantMountpointCache(role);
   if (props.scratch) {
     props.scratch.allowMountsFrom(scope);
-    props.scratch.grantCreateAndDelete(role);
+    if (!options.batchHost) props.scratch.grantCreateAndDelete(role);
   }
   grantAgentBasics(role, props.fleetId, { terminationHook: options.terminationHook });
   const metricsLogGroup = new logs.LogGroup(scope, 'MetricsLogGroup', {
@@ -148,11 +152,15 @@ export function grantFleetInstances(
   return metricsLogGroup;
 }
 
-/** agent.json of the fleet, checked with the agent's schema and rendered as a deploy-time JSON string. */
+/**
+ * agent.json of the fleet, checked with the agent's schema and rendered as a deploy-time JSON string. A Batch host
+ * (`batchHost`) gets `containers` (its jobs run in the ECS agent's containers, with the contract's defaults) and
+ * no `scratch`: it creates none, the submit function does.
+ */
 export function fleetAgentConfigJson(
   scope: Construct,
   props: FleetInstanceProps,
-  fleet: CheckedFleet & { readonly lifecycleHookName?: string },
+  fleet: CheckedFleet & { readonly lifecycleHookName?: string; readonly batchHost: boolean },
 ): string {
   const config: AgentConfigInput = {
     version: AGENT_CONFIG_VERSION,
@@ -169,6 +177,7 @@ export function fleetAgentConfigJson(
       expectedBucketOwner: m.bucket.env.account,
     })),
     ...(fleet.lifecycleHookName ? { lifecycleHook: { name: fleet.lifecycleHookName } } : {}),
+    ...(fleet.batchHost ? { containers: {} } : {}),
     mountpoint: { version: props.mountpointVersion ?? MOUNTPOINT_DEFAULT_VERSION },
   };
   // The cache's zones bound where the fleet runs (chooseZones), and every instance gets its zone's bucket.
@@ -178,7 +187,7 @@ export function fleetAgentConfigJson(
       buckets: Object.fromEntries(fleet.azIds.map((azId) => [azId, cache.bucketFor(azId)])),
     };
   }
-  if (props.scratch) config.scratch = props.scratch.agentSettings();
+  if (props.scratch && !fleet.batchHost) config.scratch = props.scratch.agentSettings();
   return renderAgentConfig(scope, config);
 }
 
@@ -191,6 +200,8 @@ interface FleetLaunchTemplateOptions {
   readonly identity: { readonly role: iam.IRole } | { readonly instanceProfile: iam.IInstanceProfile };
   /** The IMDSv2 hop limit: 1 keeps credentials on the host, 2 reaches containers behind a bridge. */
   readonly hopLimit: 1 | 2;
+  /** What a shutdown from inside the instance does. @default - EC2's default (stop) */
+  readonly shutdownBehavior?: ec2.InstanceInitiatedShutdownBehavior;
 }
 
 /** The launch template: IMDSv2 required, encrypted gp3 root, Amazon Linux 2023 of the architecture by default. */
@@ -212,6 +223,7 @@ export function fleetLaunchTemplate(
     httpEndpoint: true,
     httpTokens: ec2.LaunchTemplateHttpTokens.REQUIRED,
     httpPutResponseHopLimit: options.hopLimit,
+    instanceInitiatedShutdownBehavior: options.shutdownBehavior,
     blockDevices: [
       {
         deviceName: '/dev/xvda',

@@ -65,6 +65,10 @@ interface FleetUserDataOptions {
   readonly agentConfigJson: string;
   /** Installs efs-utils, which scratch mounts need. */
   readonly scratch: boolean;
+  /** Commands that run first, before any step that can fail (BatchComputeFleet's ECS start gate). */
+  readonly firstCommands?: readonly string[];
+  /** Installs beyond the shared ones, run with them (through `retry`) before the agent starts. */
+  readonly installCommands?: readonly string[];
 }
 
 /** The user data: prerequisites, the checked bundle and its launcher, agent.json, the agent's unit started. */
@@ -72,9 +76,11 @@ export function fleetUserData(scope: Construct, options: FleetUserDataOptions): 
   const userData = ec2.UserData.forLinux();
   userData.addCommands(
     'set -euo pipefail',
+    ...(options.firstCommands ?? []),
     ...retryFunctionCommands(),
     ...installNodeCommands(),
     ...(options.scratch ? installEfsUtilsCommands() : []),
+    ...(options.installCommands ?? []),
     // Mountpoint always exports OTLP metrics to the local CloudWatch agent (see the agent's tuning).
     ...installCloudWatchAgentCommands(agentPaths({}).cloudWatchAgentConfigFile),
   );

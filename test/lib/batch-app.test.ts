@@ -104,6 +104,26 @@ describe('cdk synth --no-lookups and cfn-lint', () => {
     }
   });
 
+  test('the compute environments name a service role only in the sandbox (the emulator requires one)', () => {
+    const serviceRoles = (file: string) =>
+      Object.values(
+        (
+          JSON.parse(readFileSync(file, 'utf8')) as {
+            Resources: Record<string, { Type: string; Properties: { ServiceRole?: unknown } }>;
+          }
+        ).Resources,
+      )
+        .filter((r) => r.Type === 'AWS::Batch::ComputeEnvironment')
+        .map((r) => r.Properties.ServiceRole);
+    const [aws, sandbox] = templates;
+    expect(serviceRoles(aws).length).toBeGreaterThan(0);
+    expect(serviceRoles(aws).every((role) => role === undefined)).toBe(true);
+    expect(serviceRoles(sandbox).length).toBeGreaterThan(0);
+    for (const role of serviceRoles(sandbox)) {
+      expect(role).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^BatchServiceRole/), 'Arn'] });
+    }
+  });
+
   test('cfn-lint reports no error and no warning', () => {
     let output = '';
     try {

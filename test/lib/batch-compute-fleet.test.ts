@@ -1,10 +1,12 @@
 /**
- * BatchComputeFleet's template: MIME multipart user data with the ECS ordering, IMDSv2 hop limit 2, the explicit
- * launch-template version, a queue per zone tagged per the contract, FleetJobDefinition's read-only host volumes,
- * the teardown rule, cdk-nag AwsSolutions, and bad input refused at synth with the construct path and the prop.
+ * BatchComputeFleet's template: MIME multipart user data that writes the ECS start gate first, IMDSv2 hop limit 1,
+ * shutdown that terminates, agent.json with containers and no scratch, the AMI and the launch-template version
+ * named by every compute environment, no service role, a queue per zone tagged per the contract,
+ * FleetJobDefinition's read-only host volumes, the teardown rule, cdk-nag AwsSolutions, and bad input refused at
+ * synth with the construct path and the prop.
  */
 import { Duration, Validations } from 'aws-cdk-lib';
-import { Match } from 'aws-cdk-lib/assertions';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import {
   BATCH_FINAL_STATES,
@@ -17,10 +19,12 @@ import {
   TAG_BATCH_SUBMIT_FUNCTION,
   TAG_FLEET,
 } from '../../core/contract';
-import { FleetJobDefinition } from '../../lib';
-import { ECS_DROP_IN_PATH, MOUNTS_READY_UNIT_NAME } from '../../lib/private/batch-user-data';
+import { FleetJobDefinition, type BatchComputeFleetProps } from '../../lib';
+import { ECS_GATE_PATH, ecsGateScript } from '../../lib/private/batch-ecs-gate';
+import { imdsRules } from '../../lib/private/batch-imds-rules';
+import { ECS_DROP_IN_PATH, ECS_TASK_SLICE_PATH, ecsTaskSlice } from '../../lib/private/batch-user-data';
 import { batchFleetStack } from './batch-fleet-fixture';
-import { ensureBundles, renderJoin } from './support';
+import { agentJsonOf, ensureBundles, renderJoin } from './support';
 
 beforeAll(ensureBundles);
 
@@ -30,6 +34,10 @@ const only = (resources: Record<string, unknown>) => {
   expect(values).toHaveLength(1);
   return values[0];
 };
+
+/** The content of a file the user data writes with writeFileCommand. */
+const writtenFile = (userData: string, path: string) =>
+  new RegExp(`cat > ${path} <<'MOUNTFLEET_EOF'\n([^]*?)\nMOUNTFLEET_EOF\nchmod`).exec(userData)?.[1];
 
 describe('launch template', () => {
   const { template } = batchFleetStack();
@@ -45,29 +53,54 @@ describe('launch template', () => {
     expect(userData.trimEnd().endsWith(`--${boundary}--`)).toBe(true);
   });
 
-  test('the ECS agent needs and follows the ready unit, which follows the agent and waits for every mount path', () => {
-    const unit = new RegExp(
-      `cat > /etc/systemd/system/${MOUNTS_READY_UNIT_NAME} <<'MOUNTFLEET_EOF'\\n([^]*?)\\nMOUNTFLEET_EOF`,
-    ).exec(userData)![1];
-    expect(unit).toContain('Requires=mountfleet-agent.service\nAfter=mountfleet-agent.service');
-    expect(unit).toMatch(/ExecStart=\S+ \/mnt\/imagenet \/mnt\/outputs$/m);
-    const dropIn = new RegExp(`cat > ${ECS_DROP_IN_PATH} <<'MOUNTFLEET_EOF'\\n([^]*?)\\nMOUNTFLEET_EOF`).exec(
-      userData,
-    )![1];
-    expect(dropIn).toBe(`[Unit]\nRequires=${MOUNTS_READY_UNIT_NAME}\nAfter=${MOUNTS_READY_UNIT_NAME}`);
-    // Written after the agent is enabled, then a running ECS agent is put behind the mounts.
-    expect(userData.indexOf('systemctl enable --now mountfleet-agent.service')).toBeLessThan(
-      userData.indexOf(ECS_DROP_IN_PATH),
-    );
-    expect(userData).toContain('systemctl try-restart --no-block ecs.service');
+  test("every ECS start runs the gate with the fleet's mount paths, within a start timeout above its bound", () => {
+    const dropIn = writtenFile(userData, ECS_DROP_IN_PATH)!;
+    expect(dropIn).toContain(`\n[Service]\nExecStartPre=${ECS_GATE_PATH} "/mnt/imagenet" "/mnt/outputs"\n`);
+    expect(Number(/^TimeoutStartSec=(\d+)$/m.exec(dropIn)![1])).toBeGreaterThan(900);
+    expect(dropIn).not.toMatch(/Requires=|After=/);
+    expect(writtenFile(userData, ECS_GATE_PATH)).toBe(ecsGateScript().replace(/\n$/, ''));
+    expect(ecsGateScript()).toContain(imdsRules());
+    expect(writtenFile(userData, ECS_TASK_SLICE_PATH)).toBe(ecsTaskSlice().replace(/\n$/, ''));
+    // The ready unit and the restart of a running ECS agent are gone: the gate is the one way in.
+    expect(userData).not.toContain('mountfleet-mounts-ready');
+    expect(userData).not.toContain('try-restart');
   });
 
-  test('IMDSv2 required with hop limit 2, encrypted gp3 root, the ECS-optimized AL2023 AMI', () => {
+  test('the gate, its slice, its drop-in and the task cgroup setting come first, before any step that can fail', () => {
+    const script = userData.slice(userData.indexOf('#!/bin/bash'));
+    const firstRetry = script.search(/^retry /m);
+    expect(firstRetry).toBeGreaterThan(0);
+    expect(script.indexOf('set -euo pipefail')).toBeLessThan(script.indexOf(`cat > ${ECS_GATE_PATH} `));
+    for (const step of [
+      `cat > ${ECS_GATE_PATH} `,
+      `cat > ${ECS_TASK_SLICE_PATH} `,
+      `cat > ${ECS_DROP_IN_PATH} `,
+      "|| echo 'ECS_ENABLE_TASK_CPU_MEM_LIMIT=true' >> /etc/ecs/ecs.config",
+      'systemctl daemon-reload',
+    ]) {
+      expect(script.indexOf(step)).toBeGreaterThan(-1);
+      expect(script.indexOf(step)).toBeLessThan(firstRetry);
+    }
+    // nft, which the gate loads the rules with, is installed with the other packages (before the agent starts).
+    expect(script).toMatch(/^command -v nft >\/dev\/null \|\| retry dnf install -y nftables$/m);
+    expect(script.indexOf('retry dnf install -y nftables')).toBeLessThan(
+      script.indexOf('systemctl enable --now mountfleet-agent.service'),
+    );
+  });
+
+  test('agent.json: job containers with the contract defaults, and no scratch (the submit function makes it)', () => {
+    const agentJson = agentJsonOf(t);
+    expect(agentJson.containers).toEqual({});
+    expect(agentJson).not.toHaveProperty('scratch');
+  });
+
+  test('IMDSv2 required with hop limit 1, shutdown terminates, encrypted gp3 root, the ECS-optimized AL2023 AMI', () => {
     expect(data.MetadataOptions).toEqual({
       HttpEndpoint: 'enabled',
-      HttpPutResponseHopLimit: 2,
+      HttpPutResponseHopLimit: 1,
       HttpTokens: 'required',
     });
+    expect(data.InstanceInitiatedShutdownBehavior).toBe('terminate');
     expect(JSON.stringify(data.BlockDeviceMappings)).toContain('"Encrypted":true');
     const params = t.toJSON().Parameters as Record<string, { Default?: string }>;
     expect(Object.values(params).map((p) => p.Default)).toContain(
@@ -75,7 +108,7 @@ describe('launch template', () => {
     );
   });
 
-  test('every compute environment names the launch template by id and its LatestVersionNumber', () => {
+  test('every compute environment names the launch template by id and its LatestVersionNumber, and no service role', () => {
     const ces = Object.values(t.findResources('AWS::Batch::ComputeEnvironment')) as Resource[];
     expect(ces).toHaveLength(2);
     const ltId = Object.keys(t.findResources('AWS::EC2::LaunchTemplate'))[0];
@@ -85,12 +118,56 @@ describe('launch template', () => {
         LaunchTemplateId: { Ref: ltId },
         Version: { 'Fn::GetAtt': [ltId, 'LatestVersionNumber'] },
       });
+      // Infrastructure updates need Batch's service-linked role, which it uses when none is named.
+      expect(ce.Properties).not.toHaveProperty('ServiceRole');
       expect(ce.Properties.ReplaceComputeEnvironment).toBe(false);
       expect(ce.Properties.UpdatePolicy).toEqual({
         JobExecutionTimeoutMinutes: 30,
         TerminateJobsOnUpdate: false,
       });
     }
+  });
+
+  test('a serviceRole prop (gone; a JavaScript caller of before could still pass one) names no service role', () => {
+    const serviceRole = { roleArn: 'arn:aws:iam::123456789012:role/batch-service' };
+    const t2 = batchFleetStack({ serviceRole } as Partial<BatchComputeFleetProps>).template();
+    for (const ce of Object.values(t2.findResources('AWS::Batch::ComputeEnvironment')) as Resource[]) {
+      expect(ce.Properties).not.toHaveProperty('ServiceRole');
+    }
+  });
+});
+
+describe('the AMI', () => {
+  const ec2ConfigurationOf = (t: Template) =>
+    (Object.values(t.findResources('AWS::Batch::ComputeEnvironment')) as Resource[]).map(
+      (ce) => (ce.Properties.ComputeResources as { Ec2Configuration?: unknown }).Ec2Configuration,
+    );
+
+  test("every compute environment names the launch template's AMI (its SSM parameter, read at every deploy)", () => {
+    const t = batchFleetStack().template();
+    const lt = only(t.findResources('AWS::EC2::LaunchTemplate'));
+    const imageId = (lt.Properties.LaunchTemplateData as { ImageId: { Ref: string } }).ImageId;
+    const params = t.toJSON().Parameters as Record<string, { Type: string; Default?: string }>;
+    expect(params[imageId.Ref]).toEqual({
+      Type: 'AWS::SSM::Parameter::Value<AWS::EC2::Image::Id>',
+      Default: '/aws/service/ecs/optimized-ami/amazon-linux-2023/recommended/image_id',
+    });
+    expect(ec2ConfigurationOf(t)).toEqual([
+      [{ ImageType: 'ECS_AL2023', ImageIdOverride: imageId }],
+      [{ ImageType: 'ECS_AL2023', ImageIdOverride: imageId }],
+    ]);
+  });
+
+  test('GPU instance types: the NVIDIA image type and the GPU AMI', () => {
+    const t = batchFleetStack({ instanceTypes: ['g5.xlarge'], azIds: ['use1-az4'] }).template();
+    const [[configuration]] = ec2ConfigurationOf(t) as Array<
+      Array<{ ImageType: string; ImageIdOverride: { Ref: string } }>
+    >;
+    expect(configuration.ImageType).toBe('ECS_AL2023_NVIDIA');
+    const params = t.toJSON().Parameters as Record<string, { Default?: string }>;
+    expect(params[configuration.ImageIdOverride.Ref].Default).toBe(
+      '/aws/service/ecs/optimized-ami/amazon-linux-2023/gpu/recommended/image_id',
+    );
   });
 });
 
