@@ -4,7 +4,7 @@
  * queues; its answer is `submitted` (the result and the function's log lines) or `refused` (a UsageError here:
  * exit 2, nothing created); a failed invocation is a failure whose message is the function's error.
  */
-import { DescribeJobQueuesCommand, type BatchClient } from '@aws-sdk/client-batch';
+import type { BatchClient } from '@aws-sdk/client-batch';
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 import { EXIT_STATUS, MountfleetError, UsageError, errorText } from '../common';
 import {
@@ -13,6 +13,7 @@ import {
   type BatchSubmitRequest,
   type BatchSubmitResult,
 } from '../contract';
+import { describeQueue } from './queue';
 
 /** The function that submits to this queue, from the queue's tag; a UsageError naming `--queue` otherwise. */
 export async function submitFunctionOf(
@@ -20,14 +21,7 @@ export async function submitFunctionOf(
   queue: string,
   signal?: AbortSignal,
 ): Promise<string> {
-  const out = await batch.send(new DescribeJobQueuesCommand({ jobQueues: [queue] }), { abortSignal: signal });
-  const q = out.jobQueues?.[0];
-  if (q === undefined) {
-    throw new UsageError(
-      `--queue ${queue}: no such job queue in this account and Region: pass the name or ARN of one of the fleet's ` +
-        'job queues (`aws batch describe-job-queues` lists them; check --region)',
-    );
-  }
+  const q = await describeQueue(batch, queue, signal);
   const name = q.tags?.[TAG_BATCH_SUBMIT_FUNCTION];
   if (!name) {
     throw new UsageError(

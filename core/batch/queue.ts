@@ -2,7 +2,7 @@
  * A fleet's job queue as `batch submit` and the teardown read it: the contract tags on the queue
  * (core/contract/batch.ts) and, for a scratch run, the subnet of its zone where the run's mount target goes.
  */
-import { DescribeJobQueuesCommand, type BatchClient } from '@aws-sdk/client-batch';
+import { DescribeJobQueuesCommand, type BatchClient, type JobQueueDetail } from '@aws-sdk/client-batch';
 import { DescribeSubnetsCommand, type EC2Client } from '@aws-sdk/client-ec2';
 import { errorName, UsageError } from '../common';
 import {
@@ -43,14 +43,7 @@ export async function readFleetQueue(
   queue: string,
   signal?: AbortSignal,
 ): Promise<FleetQueue> {
-  const out = await batch.send(new DescribeJobQueuesCommand({ jobQueues: [queue] }), { abortSignal: signal });
-  const q = out.jobQueues?.[0];
-  if (q?.jobQueueArn === undefined || q.jobQueueName === undefined) {
-    throw new UsageError(
-      `--queue ${queue}: no such job queue in this account and Region: pass the name or ARN of one of the fleet's job queues ` +
-        '(`aws batch describe-job-queues` lists them; check --region)',
-    );
-  }
+  const q = await describeQueue(batch, queue, signal);
   const tags = q.tags ?? {};
   const missing = [TAG_FLEET, TAG_BATCH_AZ_ID, TAG_BATCH_MOUNT_PATHS].filter((k) => !tags[k]);
   if (missing.length > 0) {
@@ -69,6 +62,23 @@ export async function readFleetQueue(
     mountPaths: tags[TAG_BATCH_MOUNT_PATHS].split(':').filter(Boolean),
     scratch: subnetId && securityGroupId ? { subnetId, securityGroupId } : undefined,
   };
+}
+
+/** The queue (name or ARN) as Batch describes it; a UsageError naming `--queue` when Batch knows none. */
+export async function describeQueue(
+  batch: BatchClient,
+  queue: string,
+  signal?: AbortSignal,
+): Promise<JobQueueDetail & { jobQueueArn: string; jobQueueName: string }> {
+  const out = await batch.send(new DescribeJobQueuesCommand({ jobQueues: [queue] }), { abortSignal: signal });
+  const q = out.jobQueues?.[0];
+  if (q?.jobQueueArn === undefined || q.jobQueueName === undefined) {
+    throw new UsageError(
+      `--queue ${queue}: no such job queue in this account and Region: pass the name or ARN of one of the fleet's job queues ` +
+        '(`aws batch describe-job-queues` lists them; check --region)',
+    );
+  }
+  return { ...q, jobQueueArn: q.jobQueueArn, jobQueueName: q.jobQueueName };
 }
 
 /**

@@ -7,6 +7,7 @@ import type { Context } from 'aws-lambda';
 import { batchClient, ec2Client, efsClient } from '../../core/aws/clients';
 import { BATCH_FUNCTION_ENV } from '../../core/contract/batch-submit';
 import { useEmulator } from '../support/emulator';
+import { captureHandlerLogs } from './handler-logs';
 import { MOUNT_PATHS, createBatchFleet, registerJobDefinition } from '../core/batch/batch-fleet';
 
 type Handler = typeof import('../../lambda/batch-submit/index').handler;
@@ -17,8 +18,7 @@ const context = { getRemainingTimeInMillis: () => 900_000 } as Context;
 describe('Batch submit Lambda handler (emulator)', () => {
   const emu = useEmulator();
   let handler: Handler;
-  let stdout: string[];
-  let spies: jest.SpyInstance[];
+  let logs: ReturnType<typeof captureHandlerLogs>;
 
   beforeAll(() => {
     // The handler builds its clients at module load, as in a Lambda container.
@@ -26,25 +26,13 @@ describe('Batch submit Lambda handler (emulator)', () => {
     handler = (require('../../lambda/batch-submit/index') as { handler: Handler }).handler;
   });
   beforeEach(() => {
-    stdout = [];
-    // Powertools writes INFO to stdout and WARN to stderr, as Lambda's runtime takes both into the log group.
-    spies = [process.stdout, process.stderr].map((stream) =>
-      jest.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array) => {
-        stdout.push(String(chunk));
-        return true;
-      }),
-    );
+    logs = captureHandlerLogs();
   });
   afterEach(() => {
-    for (const spy of spies) spy.mockRestore();
+    logs.restore();
     for (const name of Object.values(BATCH_FUNCTION_ENV)) delete process.env[name];
   });
-  const logged = () =>
-    stdout
-      .join('')
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  const logged = () => logs.lines();
 
   it("submits with the fleet from its environment, refuses what the fleet's rules refuse, and logs both", async () => {
     const fleet = await createBatchFleet(emu.endpoint, batchClient(), ec2Client());

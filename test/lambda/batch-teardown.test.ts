@@ -9,6 +9,7 @@ import { batchClient, ec2Client, efsClient } from '../../core/aws/clients';
 import { batchSettingsFromEnv, submitBatchJob } from '../../core/batch';
 import { BATCH_FUNCTION_ENV } from '../../core/contract/batch-submit';
 import { useEmulator } from '../support/emulator';
+import { captureHandlerLogs } from './handler-logs';
 import { MOUNT_PATHS, createBatchFleet } from '../core/batch/batch-fleet';
 
 type Handler = typeof import('../../lambda/batch-teardown/index').handler;
@@ -16,8 +17,7 @@ type Handler = typeof import('../../lambda/batch-teardown/index').handler;
 describe('Batch teardown Lambda handler (emulator)', () => {
   const emu = useEmulator();
   let handler: Handler;
-  let stdout: string[];
-  let writeSpy: jest.SpyInstance;
+  let logs: ReturnType<typeof captureHandlerLogs>;
 
   beforeAll(() => {
     // The handler builds its clients at module load, as in a Lambda container.
@@ -25,23 +25,14 @@ describe('Batch teardown Lambda handler (emulator)', () => {
     handler = (require('../../lambda/batch-teardown/index') as { handler: Handler }).handler;
   });
   beforeEach(() => {
-    stdout = [];
-    writeSpy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      stdout.push(String(chunk));
-      return true;
-    });
+    logs = captureHandlerLogs();
   });
   afterEach(() => {
-    writeSpy.mockRestore();
+    logs.restore();
     for (const name of Object.values(BATCH_FUNCTION_ENV)) delete process.env[name];
   });
 
-  const logged = () =>
-    stdout
-      .join('')
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  const logged = () => logs.lines();
 
   it('tears a run down with the fleet and queues from its environment, and logs what it did', async () => {
     const fleet = await createBatchFleet(emu.endpoint, batchClient(), ec2Client());

@@ -16,7 +16,7 @@ import { RegisterJobDefinitionCommand } from '@aws-sdk/client-batch';
 import { runCliInProcess } from '../../support/cli';
 import { useEmulator } from '../../support/emulator';
 import { LambdaInvokeStandIn } from '../../support/lambda-invoke-standin';
-import { MOUNT_PATHS, createBatchFleet, createQueue, queueTags } from '../../core/batch/batch-fleet';
+import { createBatchFleet, createQueue, fleetSettings, queueTags } from '../../core/batch/batch-fleet';
 
 describe('mountfleet batch (in process, emulator, submit function behind a Lambda stand-in)', () => {
   const emu = useEmulator();
@@ -48,12 +48,7 @@ describe('mountfleet batch (in process, emulator, submit function behind a Lambd
     failWith = undefined;
     lambda.invocations.length = 0;
     fleet = await createBatchFleet(emu.endpoint, batchClient(), ec2Client());
-    settings = {
-      fleetId: 'f1',
-      queueArns: [fleet.queueArn],
-      mountPaths: MOUNT_PATHS,
-      jobRoleArn: fleet.roleArn,
-    };
+    settings = fleetSettings(fleet);
   });
 
   it('submit prints the job id; --json the whole result; status follows it', async () => {

@@ -12,6 +12,7 @@ import {
   type BatchClient,
 } from '@aws-sdk/client-batch';
 import type { EC2Client } from '@aws-sdk/client-ec2';
+import type { BatchFleetSettings } from '../../../core/batch';
 import {
   TAG_BATCH_AZ_ID,
   TAG_BATCH_MOUNT_PATHS,
@@ -162,4 +163,9 @@ export async function createBatchFleet(
   const queueArn = await createQueue(batch, computeEnvironment, 'f1-az0', queueTags(net, 0));
   await registerJobDefinition(batch, 'f1-job', { roleArn });
   return { net, roleArn, queue: 'f1-az0', queueArn, jobDefinition: 'f1-job', computeEnvironment };
+}
+
+/** The fleet as its Batch functions know it from their environment (BATCH_FUNCTION_ENV). */
+export function fleetSettings(fleet: BatchFleet): BatchFleetSettings {
+  return { fleetId: FLEET, queueArns: [fleet.queueArn], mountPaths: MOUNT_PATHS, jobRoleArn: fleet.roleArn };
 }

@@ -24,8 +24,8 @@ import { TAG_FLEET, TAG_JOB, TAG_OWNER_INSTANCE, TAG_RUN } from '../../../core/c
 import { useEmulator } from '../../support/emulator';
 import { FaultProxy } from '../../support/fault-proxy';
 import {
-  MOUNT_PATHS,
   createBatchFleet,
+  fleetSettings,
   createQueue,
   queueTags,
   registerJobDefinition,
@@ -82,12 +82,7 @@ describe('batch submit (emulator)', () => {
   beforeEach(async () => {
     proxy.clear();
     fleet = await createBatchFleet(emu.endpoint, batchClient(), ec2Client());
-    settings = {
-      fleetId: 'f1',
-      queueArns: [fleet.queueArn],
-      mountPaths: MOUNT_PATHS,
-      jobRoleArn: fleet.roleArn,
-    };
+    settings = fleetSettings(fleet);
   });
 
   it("makes the run's file system, mount target, revision and job, and tags them as the contract says", async () => {

@@ -15,7 +15,7 @@ import { batchJobStatus, submitBatchJob, tearDownBatchRun } from '../../../core/
 import { TAG_BATCH_ATTEMPT, TAG_BATCH_FIRST_JOB, TAG_BATCH_JOB } from '../../../core/contract/batch';
 import { useEmulator } from '../../support/emulator';
 import { FaultProxy } from '../../support/fault-proxy';
-import { MOUNT_PATHS, createBatchFleet, type BatchFleet } from './batch-fleet';
+import { createBatchFleet, fleetSettings, type BatchFleet } from './batch-fleet';
 
 /** Stand-in for EventBridge: the event Batch would emit for `job` (detail = its JobDetail), ending as given. */
 function jobStateChange(job: JobDetail, ending: Partial<JobDetail> = {}) {
@@ -43,12 +43,7 @@ describe('batch teardown and status (emulator)', () => {
     efs: efsClient({ maxAttempts: 1 }),
     ec2: ec2Client({ maxAttempts: 1 }),
   });
-  const settings = () => ({
-    fleetId: 'f1',
-    queueArns: [fleet.queueArn],
-    mountPaths: MOUNT_PATHS,
-    jobRoleArn: fleet.roleArn,
-  });
+  const settings = () => fleetSettings(fleet);
   const submit = (attempts = 1) =>
     submitBatchJob(clients(), settings(), {
       queue: fleet.queue,
