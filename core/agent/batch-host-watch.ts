@@ -35,6 +35,8 @@ export class BatchHostWatch {
       readonly run: CommandRunner;
       readonly log: EventLog;
       readonly snapshot: () => BatchHostSnapshot;
+      /** Called when the ready file comes or goes, and when containers were ended (the state file shows both). */
+      readonly changed: () => void;
     },
   ) {
     this.ready = new MountsReady(o);
@@ -62,16 +64,20 @@ export class BatchHostWatch {
     return this.sweeping;
   }
 
-  /** The agent is stopping: the ready file goes (and the job starter stops) before any mount does, for good. */
+  /**
+   * The agent is stopping: the ready file goes (and the job starter stops) before any mount does, for good, and the
+   * jobs on the mounts are ended now, with the reason, rather than left to find them gone.
+   */
   async stopping(): Promise<void> {
     this.isStopping = true;
     await this.sweeping;
     await this.ready.leave('the agent is stopping');
+    this.health.stopped();
+    await this.sweep();
   }
 
-  /** The agent has stopped every process: a job left on a mount that is gone is ended. */
+  /** The agent has stopped every process: a job started meanwhile is ended too. */
   async stopped(): Promise<void> {
-    this.health.stopped();
     await this.sweep();
   }
 
@@ -85,7 +91,7 @@ export class BatchHostWatch {
         : report.notReady;
     // Leave first, then end what is stale: a job must not start on a mount the sweep just found dead.
     if (notReady) await this.ready.leave(notReady);
-    this.guard.sweep(report.fleet);
+    if (this.guard.sweep(report.fleet).length > 0) this.o.changed();
     if (!notReady && !this.o.snapshot().switching) await this.ready.enter();
   }
 }

@@ -28,6 +28,8 @@ export class ContainerGuard {
   ended = 0;
   private readonly ownMountNamespace = mountNamespace(process.pid);
   private missingRootLogged = false;
+  /** Cgroups ended and still there. */
+  private readonly endedCgroups = new Set<string>();
 
   constructor(
     private readonly o: {
@@ -48,13 +50,21 @@ export class ContainerGuard {
       return [];
     }
     const ended: EndedContainer[] = [];
-    for (const cgroup of leafCgroups(join(root, this.o.taskCgroup))) {
+    const cgroups = leafCgroups(join(root, this.o.taskCgroup));
+    for (const cgroup of this.endedCgroups) if (!cgroups.includes(cgroup)) this.endedCgroups.delete(cgroup);
+    for (const cgroup of cgroups) {
+      if (this.endedCgroups.has(cgroup)) {
+        // Ended already: a process killed in a FUSE request its server has taken lingers until it is answered.
+        killCgroup(cgroup);
+        continue;
+      }
       const view = this.containerView(cgroup);
       if (!view) continue;
       const binds = staleBinds(view.mounts, fleet);
       if (binds.length === 0) continue;
       const told = tellJob(view.mainPid, this.message(binds[0]));
       const killedBy = killCgroup(cgroup);
+      this.endedCgroups.add(cgroup);
       this.ended++;
       const e: EndedContainer = { cgroup, pid: view.mainPid, binds, killedBy, told };
       ended.push(e);

@@ -84,6 +84,8 @@ export class MountAgent {
   private readonly batchHost?: BatchHostWatch;
   /** User-path switches under way (Express failover, rebinds after a restart): no job may start meanwhile. */
   private switching = 0;
+  /** start() is done: sweeps before it would only find mounts still coming up. */
+  private started = false;
 
   /**
    * Starts the metrics relay (or notes why not), creates the Express client when a mount uses the cache
@@ -155,7 +157,7 @@ export class MountAgent {
           if (e.type === 'ready' || e.type === 'exited') {
             this.saveState();
             // A process that died leaves every container bind of its mount dead: find them now, not in a second.
-            void this.batchHost?.sweep();
+            if (this.started) void this.batchHost?.sweep();
           }
         },
         this.run,
@@ -178,6 +180,7 @@ export class MountAgent {
         run: this.run,
         log: this.log,
         snapshot: () => this.batchHostSnapshot(),
+        changed: () => this.saveState(),
       });
     }
   }
@@ -216,6 +219,7 @@ export class MountAgent {
       if (m.switcher) await this.point(m, m.running.has('xz') ? 'xz' : 'direct', undefined);
       this.log({ event: 'mounted', mount: m.plan.mount.path, active: this.active(m) });
     }
+    this.started = true;
     await this.batchHost?.sweep();
     this.saveState();
     if (this.expressBucket && this.expressClient) {
@@ -254,10 +258,7 @@ export class MountAgent {
             this.log({ event: 'rebound', mount: m.plan.mount.path, active: this.active(m) });
           }
         }
-        if (!signal.aborted && this.batchHost) {
-          await this.batchHost.sweep();
-          this.saveState();
-        }
+        if (!signal.aborted) await this.batchHost?.sweep();
       }
     })();
     await new Promise<void>((resolve) =>
@@ -347,7 +348,7 @@ export class MountAgent {
       await m.switcher!.switchTo(target.mountPoint);
     });
     // Containers bound to the process new opens no longer reach are ended now, not in a second.
-    void this.batchHost?.sweep();
+    if (this.started) void this.batchHost?.sweep();
     if (!from || from === role) return;
     const switchMs = this.clock.now() - started;
     const detectionMs = evidence ? evidence.decidedAt - evidence.firstSignAt : 0;

@@ -1,16 +1,16 @@
 /**
- * Which Mountpoint mounts serve now, from the host's mountinfo and a stat of each process's mount point, in either
+ * Which Mountpoint mounts serve now, from the host's mountinfo and a statfs of each process's mount point, in either
  * mode: under systemd (Restart=on-failure) a process that died and came back shows only as a mount point whose
  * mount disappeared, is dead (ENOTCONN) or was replaced (a new mount ID and device). Keeps every device a process
  * has served, so a container's bind of an old one can be told from a bind of the live one (stale-binds.ts).
  */
-import { stat } from 'node:fs/promises';
+import { statfs } from 'node:fs/promises';
 import { readMountinfo, sameMount, topMount, type MountEntry } from '../system';
 import type { ProcessRole } from '../tuner';
 import type { EventLog } from './event-log';
 import { underlyingDirectory, type FleetView, type StaleReason } from './stale-binds';
 
-/** A stat of a mount point unanswered this long counts as not serving (a stopped or wedged process). */
+/** A statfs of a mount point unanswered this long counts as not serving (a stopped or wedged process). */
 const STAT_STALL_MS = 5000;
 /** Devices of replaced mounts remembered, newest kept: each is a restart, so this is far more than a host sees. */
 const MAX_OLD_DEVICES = 256;
@@ -127,15 +127,17 @@ export class MountHealth {
   }
 
   /**
-   * '' when a stat of the mount point answered, its error code when it failed (ENOTCONN: the process is gone),
-   * 'stalled' when it has not answered within STAT_STALL_MS. At most one stat per mount point is in flight, so a
+   * '' when a statfs of the mount point answered, its error code when it failed (ENOTCONN: the process is gone),
+   * 'stalled' when it has not answered within STAT_STALL_MS. At most one per mount point is in flight, so a
    * wedged mount holds one thread of the pool (and this wait once), not one per sweep.
    */
   private async statOutcome(mountPoint: string): Promise<string> {
     if (this.pending.has(mountPoint)) return 'stalled';
     this.pending.add(mountPoint);
     let outcome: string | undefined;
-    const answered = stat(mountPoint).then(
+    // statfs, not stat: FUSE answers a stat from attributes it has cached, also after its server died, while
+    // every statfs is a request (ENOTCONN on a dead connection; Mountpoint answers it without S3).
+    const answered = statfs(mountPoint).then(
       () => (outcome = ''),
       (e: NodeJS.ErrnoException) => (outcome = e.code ?? 'error'),
     );
@@ -149,6 +151,6 @@ export class MountHealth {
 
 function describe(answer: string): string {
   if (answer === 'gone') return 'has no mount';
-  if (answer === 'stalled') return `does not answer a stat within ${STAT_STALL_MS} ms`;
+  if (answer === 'stalled') return `does not answer a statfs within ${STAT_STALL_MS} ms`;
   return `has a dead mount (${answer})`;
 }

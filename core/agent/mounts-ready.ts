@@ -27,6 +27,8 @@ export class MountsReady {
       readonly jobStarterUnit?: string;
       readonly run: CommandRunner;
       readonly log: EventLog;
+      /** Called once the file is written or removed (the state file shows it). */
+      readonly changed?: () => void;
     },
   ) {
     // An earlier agent's file names a pid that may be reused: nobody starts jobs on it until this agent says so.
@@ -48,6 +50,7 @@ export class MountsReady {
     writeFileSync(`${this.file}.tmp`, `${process.pid}\n`);
     renameSync(`${this.file}.tmp`, this.file);
     this.o.log({ event: 'mounts-ready', file: this.file });
+    this.o.changed?.();
     await this.jobStarter('start');
   }
 
@@ -57,6 +60,7 @@ export class MountsReady {
     this.ready = false;
     rmSync(this.file, { force: true });
     this.o.log({ event: 'mounts-not-ready', reason, file: this.file });
+    this.o.changed?.();
     await this.jobStarter('stop');
   }
 

@@ -10,8 +10,9 @@
  *   - EFS volumes, mounted at start through the EFS mount helper stand-in (`tls,iam`, as ECS mounts a volume with
  *     transit encryption and IAM authorization);
  *   - nothing of the host's mount table but those: the root is pivoted and the host's tree detached, as runc does.
- * With `taskCgroup`, it runs in a leaf cgroup `<taskCgroup>/ecstasks-<name>.slice/docker-<name>.scope`, where the ECS
- * agent puts a task's container on cgroup v2, so the mount agent's container guard finds it there.
+ * With `taskCgroup`, its PID 1 and everything under it run in a leaf cgroup `<taskCgroup>/ecstasks-<name>.slice/
+ * docker-<name>.scope`, where the ECS agent puts a task's container on cgroup v2, so the mount agent's container
+ * guard finds it there.
  * The command must not start with a NAME=VALUE word (`env` would take it for a variable). Its standard input is a
  * pipe held open until `closeInput()`.
  */
@@ -43,8 +44,13 @@ export interface ContainerStandInSpec {
 }
 
 export interface ContainerStandIn {
-  /** The command's exit code, or null when it was killed; settles once its cgroup (if any) is removed. */
+  /** The command's exit code, or null when it was killed (its main process is gone). */
   readonly exited: Promise<number | null>;
+  /**
+   * Once exited, when the last process in its cgroup is gone and the cgroup removed (at once without one): a
+   * process killed in a FUSE request its server has taken waits for the answer first. Rejects after 3 minutes.
+   */
+  readonly emptied: Promise<void>;
   /** The signal that ended it, once exited (SIGKILL for a killed container). */
   signal(): NodeJS.Signals | null;
   /** Its stdout and stderr as they came (the last 8000 characters). */
@@ -62,6 +68,7 @@ export interface ContainerStandIn {
 /** The shell run as the container's PID 1 (before the exec): builds the root, pivots into it. */
 const SETUP = String.raw`
 set -eu
+[ -z "$MF_CGROUP" ] || echo 0 > "$MF_CGROUP/cgroup.procs"
 root=$MF_ROOT
 mount -t tmpfs -o size=16m,mode=0755 container-root "$root"
 for d in usr etc; do
@@ -89,8 +96,30 @@ rmdir /.old-root
 exec /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root "$@"
 `;
 
-/** Joins the cgroup named by MF_CGROUP, then runs the rest (setpriv's --pdeathsig survives the exec). */
-const JOIN_CGROUP = 'echo $$ > "$MF_CGROUP/cgroup.procs" && exec "$@"';
+/**
+ * What Docker's shim does around a container: its stderr is a pipe (Node gives a child a socket), read by a relay
+ * outside the container (here `cat`), which passes on what was written last also when the container is killed.
+ * The container's PID 1 joins the cgroup itself (SETUP: writing 0 moves the writer), so that, as under Docker, its
+ * parent is outside: the shim, which waits for it and ends as it ended (a container killed by SIGKILL by SIGKILL,
+ * where unshare --fork would exit 1), its standard input its own (an asynchronous command would get /dev/null); it forks nothing after
+ * PID 1 is gone (a dead PID namespace takes no new process).
+ * A PID 1 ends once every process in its PID namespace has. setpriv's
+ * --pdeathsig survives the exec; `--norc`: bash reads ~/.bashrc when its standard input is a socket.
+ */
+const SHIM = String.raw`
+exec 3>&2
+exec 2> >(exec cat >&3)
+exec 3>&-
+exec unshare --mount --propagation private --pid -- bash --norc -c '
+  exec 4<&0
+  setpriv --pdeathsig KILL -- "$@" <&4 4<&- &
+  exec 4<&-
+  wait $!
+  code=$?
+  [ $code -gt 128 ] && kill -n $((code - 128)) $$
+  exit $code
+' container-shim "$@"
+`;
 
 /** NAME=VALUE arguments for `env` (each one argument: no shell splitting of values). */
 function envArgs(env: Readonly<Record<string, string>>): string[] {
@@ -113,25 +142,10 @@ export function startContainerStandIn(spec: ContainerStandInSpec): ContainerStan
     : [];
   cgroups.forEach((dir) => mkdirSync(dir));
   const cgroup = cgroups.at(-1);
-  const unshare = [
-    'unshare',
-    '--mount',
-    '--propagation',
-    'private',
-    '--pid',
-    '--fork',
-    '--kill-child',
-    '--',
-    'sh',
-    '-c',
-    SETUP,
-    'container-standin',
-    ...envArgs(spec.environment),
-    ...spec.command,
-  ];
+  const container = ['sh', '-c', SETUP, 'container-standin', ...envArgs(spec.environment), ...spec.command];
   const child = spawn(
     'setpriv',
-    ['--pdeathsig', 'KILL', '--', ...(cgroup ? ['sh', '-c', JOIN_CGROUP, 'join-cgroup'] : []), ...unshare],
+    ['--pdeathsig', 'KILL', '--', 'bash', '--norc', '-c', SHIM, 'container-shim', ...container],
     {
       env: {
         PATH: process.env.PATH,
@@ -142,7 +156,7 @@ export function startContainerStandIn(spec: ContainerStandInSpec): ContainerStan
         MF_EFS: (spec.efs ?? []).map((e) => `${e.fileSystemId}|${e.containerPath}`).join('\n'),
         MF_EFS_HELPER: MOUNT_HELPER_STANDIN,
         MOUNTFLEET_STANDIN_MOUNT_LOG: join(spec.dir, 'efs-mounts.jsonl'),
-        ...(cgroup ? { MF_CGROUP: cgroup } : {}),
+        MF_CGROUP: cgroup ?? '',
       },
       stdio: ['pipe', 'pipe', 'pipe'],
     },
@@ -155,13 +169,13 @@ export function startContainerStandIn(spec: ContainerStandInSpec): ContainerStan
     stderr = (stderr + d.toString()).slice(-8000);
   });
   child.stdin.on('error', () => undefined); // the container may be gone before its input is closed
+  // 'close': exited, and the relay has passed on the last of its stderr.
   const exited = new Promise<number | null>((resolve) =>
-    child.once('exit', (code, signal) => {
-      void removeCgroups(cgroups).then(() => resolve(signal ? null : code));
-    }),
+    child.once('close', (code, signal) => resolve(signal ? null : code)),
   );
   return {
     exited,
+    emptied: exited.then(() => removeCgroups(cgroups)),
     signal: () => child.signalCode,
     output: () => output,
     stderr: () => stderr,
@@ -173,12 +187,15 @@ export function startContainerStandIn(spec: ContainerStandInSpec): ContainerStan
   };
 }
 
-/** Removes the container's cgroups, deepest first, once the last process in them is gone (bounded: 10 s). */
+/** Removes the container's cgroups, deepest first, once the last process in them is gone (bounded: 3 min). */
 async function removeCgroups(dirs: readonly string[]): Promise<void> {
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + 180_000;
   for (const dir of [...dirs].reverse()) {
-    while (/populated 1/.test(readFileSync(join(dir, 'cgroup.events'), 'utf8')) && Date.now() < deadline)
+    while (/populated 1/.test(readFileSync(join(dir, 'cgroup.events'), 'utf8'))) {
+      if (Date.now() > deadline)
+        throw new Error(`container stand-in: ${dir} still has processes after 3 min`);
       await new Promise((r) => setTimeout(r, 20));
+    }
     rmdirSync(dir);
   }
 }
