@@ -155,10 +155,12 @@ async function main(): Promise<GuardResult> {
       .split('\n')
       .filter((l) => l.includes('"event":"container-ended"') && l.includes(`"cgroup":"${c.cgroup}"`))
       .map((l) => Date.parse((JSON.parse(l) as { time: string }).time))[0];
-  const ended = async (c: ContainerStandIn) => {
-    await c.exited;
-    return Date.now();
-  };
+  /** When the container exited; a container not ended within 30 s fails the scenario. */
+  const ended = (c: ContainerStandIn) =>
+    Promise.race([
+      c.exited.then(() => Date.now()),
+      sleep(30_000).then(() => Promise.reject(new Error(`${c.cgroup} was not ended within 30 s`))),
+    ]);
   try {
     await waitFor('the ready file', ready, 60_000);
     result.readyFileHoldsAgentPid = readFileSync(readyFile, 'utf8') === `${agent.pid}\n`;
@@ -214,7 +216,10 @@ async function main(): Promise<GuardResult> {
     result.afterSwitchOnDirect = (await onDirect.firstOk).dev === directDev;
     // Killed, the job's container still waits for a read the Express-cached process took before the zone went
     // dark: it ends when that read is answered. Measured with the zone still dark.
-    const xzEndedAt = await Promise.race([ended(onXz.container), sleep(s.zoneDarkMs).then(() => undefined)]);
+    const xzEndedAt = await Promise.race([
+      onXz.container.exited.then(() => Date.now()),
+      sleep(s.zoneDarkMs).then(() => undefined),
+    ]);
     result.zone = {
       switchedMs: (await switched) - darkAt,
       readyGoneMs: (await zoneReadyGone) - darkAt,
