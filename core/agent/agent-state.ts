@@ -61,6 +61,11 @@ export interface AgentState {
   /** The agent's metrics relay: where it listens, or why it does not (then no process has `metrics`). */
   readonly metricsRelay?: { readonly endpoint: string } | { readonly unavailable: string };
   readonly mounts: readonly MountState[];
+  /**
+   * On a Batch host (agent.json `containers`): whether the ready file is there (every mount live, no switch under
+   * way) and how many job containers the guard ended for holding a stale bind of a fleet mount.
+   */
+  readonly containers?: { readonly ready: boolean; readonly ended: number };
 }
 
 export const statePath = (runDir: string) => join(runDir, 'state.json');

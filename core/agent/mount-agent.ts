@@ -31,6 +31,7 @@ import { PathSwitcher } from './path-switcher';
 import { renderCloudWatchAgentConfig, renderMountUnit, unitName } from './systemd-units';
 import { Supervisor } from './mountpoint-supervisor';
 import { ExpressWatchdog, type WatchdogEvidence } from './express-watchdog';
+import { BatchHostWatch, type BatchHostSnapshot } from './batch-host-watch';
 
 export interface AgentOptions {
   readonly config: AgentConfig;
@@ -79,6 +80,12 @@ export class MountAgent {
   private readonly counters = new Map<string, MountpointCounters>();
   /** Relay paths that are no process of this agent's (logged once each). */
   private readonly unknownProcesses = new Set<string>();
+  /** On a Batch host (agent.json `containers`): the ready file, the job starter and the container guard. */
+  private readonly batchHost?: BatchHostWatch;
+  /** User-path switches under way (Express failover, rebinds after a restart): no job may start meanwhile. */
+  private switching = 0;
+  /** start() is done: sweeps before it would only find mounts still coming up. */
+  private started = false;
 
   /**
    * Starts the metrics relay (or notes why not), creates the Express client when a mount uses the cache
@@ -147,7 +154,11 @@ export class MountAgent {
         o.mountS3,
         (e) => {
           this.log({ event: `process-${e.type}`, ...e });
-          if (e.type === 'ready' || e.type === 'exited') this.saveState();
+          if (e.type === 'ready' || e.type === 'exited') {
+            this.saveState();
+            // A process that died leaves every container bind of its mount dead: find them now, not in a second.
+            if (this.started) void this.batchHost?.sweep();
+          }
         },
         this.run,
         this.clock,
@@ -159,6 +170,19 @@ export class MountAgent {
       running: new Set<ProcessRole>(),
       switches: { toDirect: 0, toExpress: 0 },
     }));
+    const containers = o.config.containers;
+    if (containers) {
+      this.batchHost = new BatchHostWatch({
+        runDir: o.runDir,
+        taskCgroup: containers.taskCgroup,
+        ...(o.mode === 'systemd' ? { jobStarterUnit: containers.jobStarterUnit } : {}),
+        instanceId: o.identity.instanceId,
+        run: this.run,
+        log: this.log,
+        snapshot: () => this.batchHostSnapshot(),
+        changed: () => this.saveState(),
+      });
+    }
   }
 
   /** Prepares the cache volume, starts every mount and points user paths; leaves them running. */
@@ -195,6 +219,8 @@ export class MountAgent {
       if (m.switcher) await this.point(m, m.running.has('xz') ? 'xz' : 'direct', undefined);
       this.log({ event: 'mounted', mount: m.plan.mount.path, active: this.active(m) });
     }
+    this.started = true;
+    await this.batchHost?.sweep();
     this.saveState();
     if (this.expressBucket && this.expressClient) {
       const bucket = this.expressBucket;
@@ -222,7 +248,9 @@ export class MountAgent {
         await this.clock.sleep(1000, signal);
         for (const m of this.mounts) {
           if (signal.aborted) break;
-          const rebound = await m.switcher?.refresh().catch((e: Error) => {
+          if (!m.switcher?.needsRefresh()) continue;
+          const switcher = m.switcher;
+          const rebound = await this.whileSwitching(() => switcher.refresh()).catch((e: Error) => {
             this.log({ event: 'rebind-failed', mount: m.plan.mount.path, error: e.message });
             return false;
           });
@@ -230,6 +258,7 @@ export class MountAgent {
             this.log({ event: 'rebound', mount: m.plan.mount.path, active: this.active(m) });
           }
         }
+        if (!signal.aborted) await this.batchHost?.sweep();
       }
     })();
     await new Promise<void>((resolve) =>
@@ -244,6 +273,7 @@ export class MountAgent {
   async stop(): Promise<void> {
     const failed = (event: string, mount: string) => (e: Error) =>
       this.log({ event, mount, error: e.message });
+    await this.batchHost?.stopping();
     for (const m of this.mounts)
       await m.switcher?.detachAll().catch(failed('detach-failed', m.plan.mount.path));
     if (this.supervisor) await this.supervisor.stopAll();
@@ -256,6 +286,7 @@ export class MountAgent {
             );
       }
     }
+    await this.batchHost?.stopped();
     this.expressClient?.destroy();
     await this.relay.running?.stop();
     rmSync(statePath(this.o.runDir), { force: true });
@@ -311,7 +342,13 @@ export class MountAgent {
     const target = m.plan.processes.find((p) => p.role === role)!;
     const from = m.switcher!.active ? this.active(m) : undefined;
     const started = this.clock.now();
-    await m.switcher!.switchTo(target.mountPoint);
+    await this.whileSwitching(async () => {
+      if (from !== role)
+        await this.batchHost?.ready.leave(`switching ${m.plan.mount.path} to its ${role} process`);
+      await m.switcher!.switchTo(target.mountPoint);
+    });
+    // Containers bound to the process new opens no longer reach are ended now, not in a second.
+    if (this.started) void this.batchHost?.sweep();
     if (!from || from === role) return;
     const switchMs = this.clock.now() - started;
     const detectionMs = evidence ? evidence.decidedAt - evidence.firstSignAt : 0;
@@ -336,6 +373,38 @@ export class MountAgent {
       switchMs,
       this.clock.now(),
     );
+  }
+
+  /** Runs a switch of a user path; sweeps meanwhile neither write the ready file nor start the job starter. */
+  private async whileSwitching<T>(change: () => Promise<T>): Promise<T> {
+    this.switching++;
+    try {
+      return await change();
+    } finally {
+      this.switching--;
+    }
+  }
+
+  /** What the Batch host's sweep looks at: each mount's processes, the zone, switches under way. */
+  private batchHostSnapshot(): BatchHostSnapshot {
+    return {
+      mounts: this.mounts.map((m) => ({
+        path: m.plan.mount.path,
+        active: this.active(m),
+        processes: m.plan.processes.map((p) => ({
+          key: `${m.plan.name}/${p.role}`,
+          role: p.role,
+          mountPoint: p.mountPoint,
+          started: m.running.has(p.role),
+        })),
+      })),
+      zoneDown: this.expressBucket !== undefined && !this.zoneHealthy(),
+      switching: this.switching > 0,
+    };
+  }
+
+  private zoneHealthy(): boolean {
+    return this.watchdog?.healthy ?? this.lastProbe?.result.healthy ?? false;
   }
 
   private async onZoneChange(healthy: boolean, evidence: WatchdogEvidence): Promise<void> {
@@ -398,7 +467,7 @@ export class MountAgent {
         ? {
             expressCache: {
               bucket: this.expressBucket,
-              healthy: this.watchdog?.healthy ?? this.lastProbe?.result.healthy ?? false,
+              healthy: this.zoneHealthy(),
               ...(this.lastProbe
                 ? { lastProbe: { at: this.lastProbe.at, ...pick(this.lastProbe.result) } }
                 : {}),
@@ -433,6 +502,9 @@ export class MountAgent {
         switches: { ...m.switches },
         ...(m.lastSwitch ? { lastSwitch: m.lastSwitch } : {}),
       })),
+      ...(this.batchHost
+        ? { containers: { ready: this.batchHost.ready.isReady, ended: this.batchHost.ended } }
+        : {}),
     };
     writeState(this.o.runDir, state);
   }

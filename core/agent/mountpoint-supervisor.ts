@@ -4,11 +4,12 @@
  * stopped with SIGTERM (then a lazy unmount of the mount it made, if it left it behind).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { untrustedConfiguredPathProblem, sameMount, topMount, type MountEntry } from '../system';
 import { PollTimeout, backoffDelay, pollUntil, systemClock, type Clock, type PollResult } from '../common';
 import { prepareCacheDirectory } from './cache-volume-setup';
 import { execCommand, type CommandRunner } from './command-runner';
+import { MOUNTPOINT_OOM_SCORE_ADJ } from './systemd-units';
 
 /** Mountpoint waits 30 s for its own mount; we allow a little more before calling it a failure. */
 const READY_TIMEOUT_MS = 35_000;
@@ -35,7 +36,8 @@ type SupervisorEvent =
   | { type: 'exited'; key: string; code: number | null; signal: string | null; stderr: string }
   | { type: 'restart-scheduled'; key: string; inMs: number }
   | { type: 'restart-failed'; key: string; error: string }
-  | { type: 'detach-failed'; key: string; error: string };
+  | { type: 'detach-failed'; key: string; error: string }
+  | { type: 'oom-adjust-failed'; key: string; error: string };
 
 interface Entry {
   readonly spec: SupervisedSpec;
@@ -101,6 +103,7 @@ export class Supervisor {
       env: { ...this.baseEnv, ...spec.environment },
     });
     entry.child = child;
+    this.keepFromOomKiller(spec.key, child);
     entry.stderr = '';
     child.stderr!.on('data', (d: Buffer) => (entry.stderr = (entry.stderr + d.toString()).slice(-4000)));
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -124,6 +127,16 @@ export class Supervisor {
       mountId: mounted.id,
       restarts: entry.restarts,
     });
+  }
+
+  /** Gives the process the oom_score_adj a unit would (OOMScoreAdjust=); refused (not root): logged, not fatal. */
+  private keepFromOomKiller(key: string, child: ChildProcess): void {
+    if (child.pid === undefined) return; // spawn failed: its 'error' and 'exit' say why
+    try {
+      writeFileSync(`/proc/${child.pid}/oom_score_adj`, String(MOUNTPOINT_OOM_SCORE_ADJ));
+    } catch (e) {
+      this.onEvent({ type: 'oom-adjust-failed', key, error: (e as Error).message });
+    }
   }
 
   /**

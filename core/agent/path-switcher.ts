@@ -62,13 +62,18 @@ export class PathSwitcher {
     this.layers.push({ target, layerId: layer.id, targetMount });
   }
 
-  /** Rebinds the active target when its process was restarted (its mount has a new ID). */
-  async refresh(): Promise<boolean> {
+  /** Whether the active target's process was restarted (its mount has a new ID): refresh() would rebind. */
+  needsRefresh(): boolean {
     const top = this.layers.at(-1);
     if (!top) return false;
     const current = topMount(top.target, this.entries());
-    if (!current || sameMount(current, top.targetMount)) return false;
-    await this.switchTo(top.target);
+    return current !== undefined && !sameMount(current, top.targetMount);
+  }
+
+  /** Rebinds the active target when its process was restarted (its mount has a new ID). */
+  async refresh(): Promise<boolean> {
+    if (!this.needsRefresh()) return false;
+    await this.switchTo(this.layers.at(-1)!.target);
     return true;
   }
 

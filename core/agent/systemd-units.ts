@@ -12,6 +12,8 @@ import {
 import { type ProcessPlan } from '../tuner';
 
 const FUSERMOUNT = '/usr/bin/fusermount';
+/** Mountpoint's oom_score_adj (-1000 never, 0 default), in units and under --supervise alike. */
+export const MOUNTPOINT_OOM_SCORE_ADJ = -900;
 const INSTALL = '/usr/bin/install';
 
 /** Escapes one argument for ExecStart=: `%` starts a specifier, `$` a variable, spaces split words. */
@@ -57,6 +59,9 @@ export function renderMountUnit(options: {
     `ExecStop=${FUSERMOUNT} -u ${systemdArg(p.mountPoint)}`,
     'Restart=on-failure',
     'RestartSec=2',
+    // The OOM killer picks the largest process, often Mountpoint beside a job's; killing it ends every job on the
+    // mount. Its memory is bounded by --memory-target already: let the job that overran its own be the one to go.
+    `OOMScoreAdjust=${MOUNTPOINT_OOM_SCORE_ADJ}`,
     // Mountpoint's own readiness wait is 30 s; leave room for it before systemd gives up.
     'TimeoutStartSec=45',
     '',

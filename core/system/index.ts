@@ -1,3 +1,4 @@
+export { cgroup2Root, cgroupMembers, killCgroup, leafCgroups } from './cgroups';
 export { makeDirectories } from './directories';
 export { type HeldLock, LockFileError, acquireLock, lockFileError } from './lock';
 export {
@@ -5,11 +6,18 @@ export {
   isMountPoint,
   mountHolding,
   mountStack,
+  parseMountinfo,
   readMountinfo,
   sameMount,
   topMount,
 } from './mountinfo';
-export { controlGroupMembers, processAlive, processGroupMembers, processStartTime } from './processes';
+export {
+  controlGroupMembers,
+  parentPid,
+  processAlive,
+  processGroupMembers,
+  processStartTime,
+} from './processes';
 export {
   type CheckedDirectory,
   holdCheckedDirectory,

@@ -19,7 +19,12 @@ const unescape = (s: string) =>
   s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
 
 export function readMountinfo(path = '/proc/self/mountinfo'): MountEntry[] {
-  return readFileSync(path, 'utf8')
+  return parseMountinfo(readFileSync(path, 'utf8'));
+}
+
+/** The lines of a mountinfo file (proc_pid_mountinfo(5)), in order. */
+export function parseMountinfo(text: string): MountEntry[] {
+  return text
     .split('\n')
     .filter(Boolean)
     .map((line) => {

@@ -28,6 +28,12 @@ export function processStartTime(pid: number): number | undefined {
   return Number.isSafeInteger(ticks) ? ticks : undefined;
 }
 
+/** A process's parent pid (/proc/PID/stat field 4), or undefined when there is no such process. */
+export function parentPid(pid: number): number | undefined {
+  const ppid = Number(statFields(pid)?.[1]);
+  return Number.isSafeInteger(ppid) ? ppid : undefined;
+}
+
 /** True when a process with this pid exists (signal 0 checks without signalling). */
 export function processAlive(pid: number): boolean {
   try {

@@ -75,6 +75,8 @@ test('one Type=forking unit per Mountpoint process passes systemd-analyze verify
   });
   expect(xz).toContain('Type=forking');
   expect(xz).toContain('Restart=on-failure');
+  // Mountpoint is the last process the OOM killer should pick: every job on the mount dies with it.
+  expect(xz).toMatch(/^OOMScoreAdjust=-900$/m);
   expect(xz).toContain('Wants=network-online.target\nAfter=network-online.target');
   expect(xz).toContain('WantedBy=remote-fs.target');
   expect(xz).toContain('Environment=AWS_MAX_ATTEMPTS=5');

@@ -148,13 +148,14 @@ export const SCENARIO_TIMEOUT_MS = 110_000;
 
 /**
  * Runs a TypeScript program in private mount and PID namespaces, with its own /proc: its mounts, and every
- * process it starts, die with it, also when it hangs and is killed after SCENARIO_TIMEOUT_MS.
+ * process it starts, die with it, also when it hangs and is killed after `timeoutMs`.
  * Resolves to its stdout.
  */
 export function inPrivateNamespace(
   script: string,
   env: Record<string, string>,
   args: readonly string[] = [],
+  timeoutMs = SCENARIO_TIMEOUT_MS,
 ): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(
@@ -162,7 +163,7 @@ export function inPrivateNamespace(
       unshareTsxArgs(script, args, ['--pid', '--fork', '--kill-child', '--mount-proc']),
       { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } },
     );
-    const timer = setTimeout(() => child.kill('SIGKILL'), SCENARIO_TIMEOUT_MS);
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
