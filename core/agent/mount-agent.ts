@@ -7,7 +7,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { systemClock, type Clock } from '../common';
-import { topMount, processAlive, processStartTime } from '../system';
+import { abortFuseConnection, topMount, processAlive, processStartTime } from '../system';
 import { cacheUsesExpress, type AgentConfig, OTLP_ENDPOINT } from '../contract';
 import type { InstanceIdentity, HostFacts } from '../instance';
 import type { MetricPoint } from './otlp-reader';
@@ -418,6 +418,7 @@ export class MountAgent {
       try {
         if (!healthy) {
           await this.point(m, 'direct', evidence);
+          if (this.batchHost) await this.retireExpressProcess(m);
           continue;
         }
         const xz = m.plan.processes.find((p) => p.role === 'xz')!;
@@ -429,6 +430,28 @@ export class MountAgent {
       }
     }
     this.saveState();
+  }
+
+  /**
+   * On a Batch host, once new opens go to the standby: nothing but job containers reads through the Express-cached
+   * process, and the guard ends those (a sweep, now, with the zone-down reason). Stopping the process then ends the
+   * FUSE reads they were killed in (a killed process waits on a FUSE request until it is answered, and Mountpoint
+   * would answer only when it gives up on the dark zone), so Batch sees the job end now and retries it. The zone's
+   * return starts the process again (onZoneChange).
+   */
+  private async retireExpressProcess(m: MountRuntime): Promise<void> {
+    if (!m.running.has('xz')) return;
+    await this.batchHost!.sweep();
+    const key = `${m.plan.name}/xz`;
+    const xz = m.plan.processes.find((p) => p.role === 'xz')!;
+    const device = topMount(xz.mountPoint)?.device;
+    // The abort ends the reads at once; the stop alone would, but only once the process exits (up to its timeout).
+    const aborted = device === undefined ? 'gone' : abortFuseConnection(device);
+    this.log({ event: 'express-connection-aborted', mount: m.plan.mount.path, device, outcome: aborted });
+    if (this.supervisor) await this.supervisor.stop(key);
+    else await this.run('systemctl', ['stop', unitName(m.plan.name, 'xz')]);
+    m.running.delete('xz');
+    this.log({ event: 'express-process-stopped', mount: m.plan.mount.path, process: key });
   }
 
   /** One export of one process, from the relay: added to its totals, which the state file then shows. */

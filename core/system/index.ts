@@ -1,5 +1,6 @@
 export { cgroup2Root, cgroupMembers, killCgroup, leafCgroups } from './cgroups';
 export { makeDirectories } from './directories';
+export { type FuseAbortOutcome, abortFuseConnection } from './fuse-connections';
 export { type HeldLock, LockFileError, acquireLock, lockFileError } from './lock';
 export {
   type MountEntry,

@@ -12,7 +12,7 @@
  * Prints one JSON document (a GuardResult) on stdout, also when a step fails (`error` says which). The fault proxy
  * runs in this process: nothing here touches a mount synchronously.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -103,6 +103,8 @@ async function main(): Promise<GuardResult> {
   if (!root) throw new Error('no cgroup v2 file system is mounted here');
   const taskCgroup = join(root, s.taskCgroup);
   mkdirSync(taskCgroup, { recursive: true });
+  // FUSE's control file system, as systemd mounts it on an instance (this private namespace's own mount).
+  execFileSync('mount', ['-t', 'fusectl', 'fusectl', '/sys/fs/fuse/connections']);
   const runDir = join(s.dir, 'run');
   const readyFile = join(runDir, 'mounts-ready');
   const agent = spawn(
@@ -214,8 +216,8 @@ async function main(): Promise<GuardResult> {
     const zoneReadyBack = await waitFor('the ready file to come back', ready, 30_000);
     const onDirect = reader(cached);
     result.afterSwitchOnDirect = (await onDirect.firstOk).dev === directDev;
-    // Killed, the job's container still waits for a read the Express-cached process took before the zone went
-    // dark: it ends when that read is answered. Measured with the zone still dark.
+    // Killed, the job's container waits for the read the Express-cached process took before the zone went dark,
+    // until the agent aborts that process's FUSE connection and stops it. Measured with the zone still dark.
     const xzEndedAt = await Promise.race([
       onXz.container.exited.then(() => Date.now()),
       sleep(s.zoneDarkMs).then(() => undefined),
