@@ -7,7 +7,14 @@
  * detached layer keep working until closed. There is never a moment with nothing mounted on the path.
  */
 import { mkdirSync } from 'node:fs';
-import { untrustedConfiguredPathProblem, mountStack, sameMount, topMount, type MountEntry } from '../system';
+import {
+  untrustedConfiguredPathProblem,
+  untrustedMountPointProblem,
+  mountStack,
+  sameMount,
+  topMount,
+  type MountEntry,
+} from '../system';
 import { execCommand, type CommandRunner } from './command-runner';
 
 interface Layer {
@@ -53,9 +60,14 @@ export class PathSwitcher {
       this.layers.pop();
       return;
     }
-    const untrusted = untrustedConfiguredPathProblem(this.userPath);
+    // Once this switcher has stacked binds on the path, the path is a mount point of ours, which answers ENOTCONN
+    // when the process under the top bind died (the rebind after its restart): only its parent can re-point it.
+    const untrusted =
+      this.layers.length > 0
+        ? untrustedMountPointProblem(this.userPath)
+        : untrustedConfiguredPathProblem(this.userPath);
     if (untrusted) throw new Error(`not binding ${target} on ${this.userPath}: ${untrusted}`);
-    mkdirSync(this.userPath, { recursive: true });
+    if (this.layers.length === 0) mkdirSync(this.userPath, { recursive: true });
     await this.run('mount', ['--bind', target, this.userPath]);
     const layer = topMount(this.userPath, this.entries());
     if (!layer) throw new Error(`bind of ${target} on ${this.userPath} did not appear in mountinfo`);

@@ -24,5 +24,6 @@ export {
   holdCheckedDirectory,
   realMountPath,
   untrustedConfiguredPathProblem,
+  untrustedMountPointProblem,
   untrustedPathProblemBeforeCreating,
 } from './trusted-path';

@@ -135,6 +135,18 @@ export function untrustedConfiguredPathProblem(path: string): string | undefined
   return undefined;
 }
 
+/**
+ * For a configured path that is a mount point of mountfleet's own (a user path the path switcher has stacked binds
+ * on): the path itself may not answer (the Mountpoint process under its top bind died: ENOTCONN), and only its
+ * parent can re-point it (a mount point is no symlink: mounting resolves the path), so the parent is checked as one.
+ */
+export function untrustedMountPointProblem(path: string): string | undefined {
+  const parent = dirname(withoutTrailingSlash(path));
+  return (
+    untrustedConfiguredPathProblem(parent) ?? untrustedPathProblem(realMountPath(parent), { asParent: true })
+  );
+}
+
 /** The path is not (or no longer) a directory only root can re-point; the message says why and what to do. */
 export class UntrustedPathError extends Error {
   override readonly name = 'UntrustedPathError';

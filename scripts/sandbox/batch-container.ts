@@ -34,7 +34,10 @@ export interface ContainerSpec {
   readonly taskCgroup?: string;
 }
 
-export type RunningContainer = Pick<ContainerStandIn, 'exited' | 'output' | 'kill' | 'closeInput'>;
+export type RunningContainer = Pick<
+  ContainerStandIn,
+  'exited' | 'emptied' | 'output' | 'stderr' | 'signal' | 'kill' | 'closeInput'
+>;
 
 /** Starts the job's container; it runs until its command exits or `kill()`. */
 export function startContainer(spec: ContainerSpec): RunningContainer {

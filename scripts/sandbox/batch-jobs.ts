@@ -55,6 +55,8 @@ export interface BatchStage {
   readonly jobDefinition: string;
   /** The played instance's root: its Mountpoint paths are below it. */
   hostRoot(instanceId: string): string;
+  /** The played instance's task cgroup, where its agent's guard finds the job containers (a host with an agent). */
+  taskCgroup(instanceId: string): string | undefined;
   readonly cliEnv: NodeJS.ProcessEnv;
   readonly workDir: string;
   readonly teardownLog: string;
@@ -135,6 +137,7 @@ export async function startJobContainer(
     binds,
     efs,
     dir,
+    taskCgroup: stage.taskCgroup(instanceId),
   });
   stage.onCleanup(`stop container ${record.jobId}`, () => running.kill());
   return running;

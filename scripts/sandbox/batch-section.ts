@@ -27,12 +27,21 @@ import {
   runJobDefinitionPrefix,
 } from '../../core/contract';
 import { EMULATOR_ACCOUNT } from '../../test/support/cdk-cli';
+import type { FaultProxy } from '../../test/support/fault-proxy';
 import { LambdaInvokeStandIn } from '../../test/support/lambda-invoke-standin';
-import { physicalIds } from '../../test/support/cloudformation-gaps-standin';
+import {
+  physicalIds,
+  removeStandIns,
+  standInForSkippedResources,
+} from '../../test/support/cloudformation-gaps-standin';
 import { removeBatchStandIns, standInForBatchGaps, type BatchDeployStandIns } from './batch-deploy';
 import { batchEventRoutes } from './batch-events';
 import type { BatchJobRecord, BatchStage } from './batch-jobs';
+import { PlayedBatchHost } from './batch-host';
+import { playMountFaults, type MountFaultRecord } from './batch-mount-faults';
 import { playBatchJobs } from './batch-scenarios';
+import { agentConfigFromUserData } from './fleet';
+import type { MountS3Choice } from './mounts';
 import { BatchSchedulerStandIn } from './batch-scheduler';
 import type { Progress } from './progress';
 import { invokeDeployedHandler } from './reaper';
@@ -52,6 +61,8 @@ export interface BatchSectionReport {
   readonly jobs?: BatchJobRecord[];
   /** The file the teardown handler's log lines went to. */
   readonly teardownLog?: string;
+  /** Jobs on the played Batch host whose mount failed under them (Mountpoint killed, the Express zone dark). */
+  readonly mountFaults?: MountFaultRecord[];
   /** Counted from the emulator at the end. */
   readonly leakedFileSystems?: string[];
   readonly activeRunRevisions?: string[];
@@ -69,6 +80,10 @@ export interface BatchSectionOptions {
   readonly teardownLogKept: string;
   /** The environment of the CLI (the emulator's; AWS_ENDPOINT_URL_BATCH is set here to the stand-in). */
   readonly env: NodeJS.ProcessEnv;
+  /** What the played Batch host mounts through: the proxy (its black hole plays the dark zone), the Mountpoint. */
+  readonly proxy: FaultProxy;
+  readonly mountS3: MountS3Choice;
+  readonly bucketsDir: string;
   readonly progress: Progress;
   readonly onCleanup: (what: string, run: () => Promise<void> | void) => void;
   /** Filled in as the section goes, so a failure still reports what was done. */
@@ -182,6 +197,12 @@ export async function playBatchSection(o: BatchSectionOptions): Promise<BatchSec
     (s) => `${s.taggedQueues.length} queues tagged`,
   );
   onCleanup('deregister the Batch stand-ins', () => removeBatchStandIns(direct, report.standIns!));
+  const buckets = await progress.step(
+    `Batch: stand in for ${o.stack}'s Express cache directory buckets (as ordinary buckets)`,
+    () => standInForSkippedResources(o.templateFile, o.stack),
+    (s) => s.directoryBuckets.join(', '),
+  );
+  onCleanup("remove the Batch stack's directory-bucket stand-ins", () => removeStandIns(buckets));
 
   const queue = await queueInItsZone(batch, o.stack, o.outputs);
   const ceArn = queue?.computeEnvironmentOrder?.[0]?.computeEnvironment;
@@ -238,10 +259,27 @@ export async function playBatchSection(o: BatchSectionOptions): Promise<BatchSec
     const left = instances.filter((i) => !terminated.has(i));
     if (left.length) await ec2Client().send(new TerminateInstancesCommand({ InstanceIds: left }));
   });
-  // Each played instance's root: its Mountpoint paths are plain directories here (the mounts section shows
-  // Mountpoint itself); the job sees them read-only.
+  // Each played instance's root: its Mountpoint paths are below it, and the job binds them read-only. The first
+  // instance runs the fleet's agent on them (real mounts and the guard); the other's are plain directories.
   const hostRoot = (instanceId: string) => join(o.workDir, 'batch-hosts', instanceId);
   for (const i of instances) for (const p of mountPaths) mkdirSync(join(hostRoot(i), p), { recursive: true });
+  const host = await progress.step(
+    `Batch: the fleet's agent on ${instances[0]} (its launch template's agent.json: the mounts, the guard)`,
+    async () =>
+      PlayedBatchHost.start({
+        workDir: o.workDir,
+        instanceId: instances[0],
+        zoneId: queue.tags![TAG_BATCH_AZ_ID],
+        agentConfig: await agentConfigFromUserData(lt.launchTemplateId!),
+        hostRoot: hostRoot(instances[0]),
+        proxy: o.proxy,
+        mountS3: o.mountS3,
+        bucketsDir: o.bucketsDir,
+        env: o.env,
+        onCleanup,
+      }),
+    (h) => `mounts live, ready file there; job containers in ${h.taskCgroup}`,
+  );
 
   report.teardownLog = o.teardownLogKept;
   const stage: BatchStage = {
@@ -253,6 +291,7 @@ export async function playBatchSection(o: BatchSectionOptions): Promise<BatchSec
     computeEnvironmentName: ce.computeEnvironmentName,
     jobDefinition,
     hostRoot,
+    taskCgroup: (instanceId) => (instanceId === host.instanceId ? host.taskCgroup : undefined),
     cliEnv: {
       ...o.env,
       AWS_ENDPOINT_URL_BATCH: scheduler.endpoint,
@@ -272,6 +311,12 @@ export async function playBatchSection(o: BatchSectionOptions): Promise<BatchSec
   );
   report.jobs = jobs;
 
+  report.mountFaults = await progress.step(
+    `Batch: the mount fails under a running job on ${host.instanceId} (Mountpoint killed; the zone's Express cache dark), each retried`,
+    () => playMountFaults(stage, host, o.proxy, mountPaths[0]),
+    (fs) => fs.map((f) => `${f.ok ? 'as expected' : 'NOT'}: ${f.outcome}`).join('; '),
+  );
+
   const left = await progress.step(
     'Batch: what is left in the emulator (scratch file systems, ACTIVE mf-<fleet>-* revisions)',
     async () => ({
@@ -290,6 +335,8 @@ export function batchSectionOk(r: BatchSectionReport | undefined): boolean {
   return (
     r?.jobs?.length === 4 &&
     r.jobs.every((j) => j.ok) &&
+    r.mountFaults?.length === 2 &&
+    r.mountFaults.every((f) => f.ok) &&
     r.leakedFileSystems?.length === 0 &&
     r.activeRunRevisions?.length === 0
   );

@@ -104,15 +104,33 @@ export async function agentConfigFromUserData(launchTemplateId: string): Promise
   const versions = await ec2Client().send(
     new DescribeLaunchTemplateVersionsCommand({ LaunchTemplateId: launchTemplateId, Versions: ['$Latest'] }),
   );
-  const userData = Buffer.from(
-    versions.LaunchTemplateVersions![0].LaunchTemplateData!.UserData!,
-    'base64',
-  ).toString();
+  const userData = shellOfUserData(
+    Buffer.from(versions.LaunchTemplateVersions![0].LaunchTemplateData!.UserData!, 'base64').toString(),
+  );
   const m = /cat > \/etc\/mountfleet\/agent\.json <<'MOUNTFLEET_EOF'\n([\s\S]*?)\nMOUNTFLEET_EOF/.exec(
     userData,
   );
   if (!m) throw new Error('no agent.json in the launch template user data');
   return JSON.parse(m[1]) as AgentJson;
+}
+
+/**
+ * The shell script of user data: the text itself, or, for a MIME multipart document (a Batch fleet's: Batch takes
+ * no other form), its parts' bodies, each decoded as its Content-Transfer-Encoding says.
+ */
+function shellOfUserData(text: string): string {
+  const boundary = /^Content-Type: multipart\/mixed; boundary="([^"]+)"/m.exec(text)?.[1];
+  if (!boundary) return text;
+  return text
+    .split(`--${boundary}`)
+    .map((part) => {
+      const [headers, ...body] = part.split('\n\n');
+      const content = body.join('\n\n');
+      return /Content-Transfer-Encoding: base64/i.test(headers)
+        ? Buffer.from(content, 'base64').toString()
+        : content;
+    })
+    .join('\n');
 }
 
 /** The parts of agent.json the sandbox reads (the agent validates the whole of it). */

@@ -160,11 +160,10 @@ async function main(): Promise<number> {
             ],
           },
         },
-        // The Batch variant: its own fleet id (its scratch and revisions are its own), no Express cache,
+        // The Batch variant: its own fleet id (its scratch, revisions and Express cache buckets are its own), no
         // alarms or dashboard (the main stack shows those).
         batch: {
           fleetId: BATCH_FLEET_ID,
-          expressCache: { enabled: false },
           monitoring: { alarms: false, dashboard: false },
           fleet: {
             scheduler: 'batch',
@@ -427,6 +426,9 @@ async function main(): Promise<number> {
     teardownLog: batchTeardownLog,
     teardownLogKept: BATCH_TEARDOWN_LOG_KEPT,
     env,
+    proxy,
+    mountS3,
+    bucketsDir,
     progress,
     onCleanup: (what, run) => cleanups.add(what, run),
     report,

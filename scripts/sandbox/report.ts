@@ -2,6 +2,7 @@
 import { MOUNTPOINT_METRICS_NAMESPACE } from '../../core/contract/metric-names';
 import type { ReapReport } from '../../core/reaper/report';
 import type { StoodIn } from '../../test/support/cloudformation-gaps-standin';
+import type { BatchAttemptRecord } from './batch-jobs';
 import type { BatchSectionReport } from './batch-section';
 import type { MetricsReport } from './metrics';
 import type { MountS3Choice, ZoneResult } from './mounts';
@@ -113,6 +114,31 @@ function teardownPhrase(t: unknown): string {
   return Array.isArray(t) ? t.map(one).join(' | ') : one(t);
 }
 
+/** One attempt of a Batch job as the report shows it. */
+function attemptLines(a: BatchAttemptRecord): string {
+  return (
+    `      attempt ${a.attempt}  job ${a.jobId}  ${a.states.join(' → ')}` +
+    (a.exitCode === undefined ? '' : `  exit ${a.exitCode}`) +
+    (a.statusReason ? `  "${a.statusReason}"` : '') +
+    `\n        scratch ${a.fileSystemId ?? '-'} ${a.fileSystemDeleted ? 'deleted' : 'NOT deleted'}, revision ` +
+    `${a.revisionDeregistered ? 'deregistered' : 'NOT deregistered'}; teardown: ${teardownPhrase(a.teardown)}` +
+    (a.output ? `\n        said: ${a.output.split('\n')[0].slice(0, 110)}` : '')
+  );
+}
+
+/** The jobs whose mount failed under them on the played Batch host. */
+function mountFaultLines(b: NonNullable<SandboxReport['batch']>): string[] {
+  if (!b.mountFaults) return [];
+  return [
+    "  A mount failing under a running job (the played host runs the fleet's agent; job containers bound as Docker binds):",
+    ...b.mountFaults.flatMap((f) => [
+      `  ${f.ok ? '✓' : '✗'} ${f.fault}: ${f.outcome}`,
+      `      the job's log got: ${f.jobLogLine ?? '(nothing)'}`,
+      ...f.attempts.map(attemptLines),
+    ]),
+  ];
+}
+
 function batchLines(b: SandboxReport['batch']): string[] {
   if (!b) return ['  - (not reached)'];
   return [
@@ -121,16 +147,9 @@ function batchLines(b: SandboxReport['batch']): string[] {
     `  submitted with: mountfleet batch submit --queue ${b.queue ?? '-'} --job-definition ${b.jobDefinition?.split('/').pop() ?? '-'} --scratch [--attempts 2] --json -- CMD`,
     ...(b.jobs ?? []).flatMap((j) => [
       `  ${j.ok ? '✓' : '✗'} ${j.scenario}: ${j.outcome}`,
-      ...j.attempts.map(
-        (a) =>
-          `      attempt ${a.attempt}  job ${a.jobId}  ${a.states.join(' → ')}` +
-          (a.exitCode === undefined ? '' : `  exit ${a.exitCode}`) +
-          (a.statusReason ? `  "${a.statusReason}"` : '') +
-          `\n        scratch ${a.fileSystemId ?? '-'} ${a.fileSystemDeleted ? 'deleted' : 'NOT deleted'}, revision ` +
-          `${a.revisionDeregistered ? 'deregistered' : 'NOT deregistered'}; teardown: ${teardownPhrase(a.teardown)}` +
-          (a.output ? `\n        said: ${a.output.split('\n')[0].slice(0, 110)}` : ''),
-      ),
+      ...j.attempts.map(attemptLines),
     ]),
+    ...mountFaultLines(b),
     `  Left in the emulator at the end: ${b.leakedFileSystems?.length ?? '?'} scratch file systems, ` +
       `${b.activeRunRevisions?.length ?? '?'} ACTIVE mf-${b.fleetId}-* job-definition revisions`,
     `  The teardown handler's log lines (its log group on AWS): ${b.teardownLog ?? '-'}`,

@@ -139,6 +139,23 @@ describe('local sandbox (npm run demo)', () => {
       }),
     ]);
     expect(batch.jobs!.every((j) => j.ok)).toBe(true);
+    // A mount failing under a running job on the played host (its agent, the guard): the job is ended with the
+    // reason in its log (exit 137), the teardown retries it, and the retry runs on the live mount.
+    expect(batch.mountFaults?.map((f) => f.fault)).toEqual([
+      'Mountpoint killed (kill -9) under a running job',
+      "the zone's Express cache black-holed under a running job",
+    ]);
+    for (const [f, reason] of batch.mountFaults!.map(
+      (x, i) => [x, i === 0 ? 'Mountpoint restarted' : 'Express cache zone down'] as const,
+    )) {
+      expect(f.jobLogLine).toMatch(
+        new RegExp(`^mountfleet: ending this job: /mnt/datasets .*\\(${reason}\\)`),
+      );
+      expect(states(f)).toEqual([`${STARTED} FAILED`, `${STARTED} SUCCEEDED`]);
+      expect(f.attempts[0].exitCode).toBe(137);
+      expect(f.endedSeconds).toBeLessThan(30);
+      expect(f.ok).toBe(true);
+    }
     expect(batch.leakedFileSystems).toEqual([]);
     expect(batch.activeRunRevisions).toEqual([]);
     expect(readFileSync(batch.teardownLog!, 'utf8')).toMatch(/"message":"run torn down"/);
