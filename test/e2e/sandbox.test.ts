@@ -153,7 +153,6 @@ describe('local sandbox (npm run demo)', () => {
       );
       expect(states(f)).toEqual([`${STARTED} FAILED`, `${STARTED} SUCCEEDED`]);
       expect(f.attempts[0].exitCode).toBe(137);
-      expect(f.endedSeconds).toBeLessThan(30);
       expect(f.ok).toBe(true);
     }
     expect(batch.leakedFileSystems).toEqual([]);

@@ -3,7 +3,8 @@
  * or the official mount-s3 named by MOUNTFLEET_MOUNT_S3) against moto, with job containers played by the container
  * stand-in (binds as Docker makes them) in a stand-in task cgroup: a job left on a dead or switched-away mount is
  * ended with the reason in its log, one started on the live mount is not, and the ready file follows the mounts.
- * One scenario run (guard-scenario.ts); each test checks a part. Prints the figures docs/batch.md quotes.
+ * One scenario run (guard-scenario.ts); each test checks a part. The figures docs/batch.md quotes are
+ * bench/container-guard.ts's (this prints them too, asserting none).
  */
 import { emulatorEndpoint, useEmulator } from '../../../support/emulator';
 import { realMountpointForTests } from '../../../support/real-mountpoint';
@@ -38,8 +39,6 @@ it('kill -9 of Mountpoint: the job reading the mount is ended by SIGKILL with th
   expect(restart.stderr).toMatch(
     /^mountfleet: ending this job: \S+\/mnt\/plain .*\(Mountpoint restarted\) on i-0123456789abcdef0; its bind in the container cannot see the live mount; Batch retries it while attempts remain$/m,
   );
-  // The agent ends it on the supervisor's exit event, not at its next one-second sweep.
-  expect(restart.guardMs).toBeLessThan(1000);
   expect(restart.readyGoneMs).toBeLessThan(restart.readyBackMs);
   expect(endedLines()[0]).toMatch(/"reason":"Mountpoint restarted".*"killedBy":"cgroup.kill","told":true/);
 });
