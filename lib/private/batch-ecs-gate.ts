@@ -83,7 +83,9 @@ export function ecsGateScript(): string {
     // The test is the last command of the condition: a failing not_ready can never read as ready.
     'while reason=$(not_ready "$@"); [ -n "$reason" ]; do',
     '  [ "$(uptime_seconds)" -lt "$deadline" ] || give_up "not ready after $bound s: $reason"',
-    '  findmnt --poll=mount --first-only --timeout 1000 >/dev/null 2>&1 || sleep 1',
+    // In a subshell of its own: bash reports a child killed by a signal (findmnt has been seen to abort while the
+    // mount table churns) on its own stderr, which is the subshell's here, not the unit's log.
+    '  (findmnt --poll=mount --first-only --timeout 1000; exit $?) >/dev/null 2>&1 || sleep 1',
     'done',
     'log "IMDS rules loaded and every mount live: the ECS agent starts"',
     '',

@@ -19,6 +19,9 @@ const READ_SCRIPT = (path: string) =>
   `cat ${path}/shard-0000.tar > /dev/null && echo "read the data set"; cat > /dev/null; ` +
   `cat ${path}/shard-0000.tar > /dev/null && echo "read it again: finished"`;
 
+/** How long a job may run on after the fault before the sandbox calls the guard's work failed. */
+const JOB_END_BOUND_MS = 120_000;
+
 /** What the report shows of one fault: when it came, when the host ended the job, what the job's log got. */
 export interface MountFaultRecord extends BatchJobRecord {
   readonly fault: string;
@@ -92,7 +95,17 @@ async function faultUnderJob(
     );
     faultAt = Date.now();
     restore = fault.inject();
-    const code = await container.exited;
+    // Bounded: a guard that does not act would leave the job running for good.
+    const code = await Promise.race([
+      container.exited,
+      new Promise<'not ended'>((r) => setTimeout(() => r('not ended'), JOB_END_BOUND_MS).unref()),
+    ]);
+    if (code === 'not ended') {
+      container.kill();
+      throw new Error(
+        `${fault.name}: the host's agent did not end the job within ${JOB_END_BOUND_MS / 1000} s`,
+      );
+    }
     record.endedSeconds = (Date.now() - faultAt) / 1000;
     record.jobLogLine = container
       .stderr()

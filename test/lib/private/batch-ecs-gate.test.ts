@@ -69,10 +69,11 @@ test.each(['dash', 'bash'])(
 "$SHELL_UNDER_TEST" "$FIXTURES/ecs-start-gate" "$d/data" 2> "$d/gate.err" &
 gate=$!
 running() { [ -e "/proc/$gate" ] && [ "$(cut -d' ' -f3 "/proc/$gate/stat" 2>/dev/null)" != Z ]; }
-# The gate's next wait on the mount table: a findmnt child other than the one given.
+# The gate's next wait on the mount table: a findmnt other than the one given (the gate's are the only ones in this
+# PID namespace; each runs in a subshell of the gate's).
 next_wait() {
   while :; do
-    p=$(pgrep -P "$gate" findmnt || :)
+    p=$(pgrep -x findmnt || :)
     if [ -n "$p" ] && [ "$p" != "$1" ]; then echo "$p"; return; fi
     running || { echo "the gate ended while it had to wait" >&2; exit 3; }
   done

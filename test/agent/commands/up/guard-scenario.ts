@@ -17,6 +17,7 @@ import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'n
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cgroup2Root } from '../../../../core/system/cgroups';
+import { readMountinfo } from '../../../../core/system/mountinfo';
 import { answerExpressCreateSession, keepExpressChecksums } from '../../../support/express-session-standin';
 import { FaultProxy } from '../../../support/fault-proxy';
 import { ImdsStandIn } from '../../../support/imds';
@@ -103,8 +104,10 @@ async function main(): Promise<GuardResult> {
   if (!root) throw new Error('no cgroup v2 file system is mounted here');
   const taskCgroup = join(root, s.taskCgroup);
   mkdirSync(taskCgroup, { recursive: true });
-  // FUSE's control file system, as systemd mounts it on an instance (this private namespace's own mount).
-  execFileSync('mount', ['-t', 'fusectl', 'fusectl', '/sys/fs/fuse/connections']);
+  // FUSE's control file system, as systemd mounts it on an instance (this private namespace's own mount, unless
+  // the machine has it mounted already, as a systemd host does).
+  if (!readMountinfo().some((e) => e.fsType === 'fusectl'))
+    execFileSync('mount', ['-t', 'fusectl', 'fusectl', '/sys/fs/fuse/connections']);
   const runDir = join(s.dir, 'run');
   const readyFile = join(runDir, 'mounts-ready');
   const agent = spawn(
