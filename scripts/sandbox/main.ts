@@ -41,8 +41,15 @@ import { metricsReport, shipEmfFiles, startCloudWatchAgent } from './metrics';
 import { agentMetricsLogs, chooseMountS3, playZoneOutages } from './mounts';
 import { Progress } from './progress';
 import { invokeReaper, scheduledEvent, terminatedEvent } from './reaper';
-import { renderReport, type JobRecord, type SandboxReport } from './report';
-import { fleetScratch, guardLineOf, scratchIdOf, startJob, WRITE_READ_SCRIPT } from './scratch-jobs';
+import { renderReport, type SandboxReport } from './report';
+import {
+  fleetScratch,
+  guardLineOf,
+  scratchIdOf,
+  startJob,
+  WRITE_READ_SCRIPT,
+  type JobRecord,
+} from './scratch-jobs';
 
 const json = process.argv.includes('--json');
 /** The app's two stacks (environments `main` and `batch` of one config, deployed together). */

@@ -4,18 +4,11 @@ import type { ReapReport } from '../../core/reaper/report';
 import type { StoodIn } from '../../test/support/cloudformation-gaps-standin';
 import type { BatchAttemptRecord } from './batch-jobs';
 import type { BatchSectionReport } from './batch-section';
+import type { JobRecord } from './scratch-jobs';
 import type { MetricsReport } from './metrics';
 import type { MountS3Choice, ZoneResult } from './mounts';
 import type { StepRecord } from './progress';
 import { s3Phrase } from '../../agent/output';
-
-export interface JobRecord {
-  readonly id: string;
-  readonly instanceId: string;
-  outcome: string;
-  exitCode?: number | null;
-  fileSystemId?: string;
-}
 
 export interface SandboxReport {
   standIns?: StoodIn;

@@ -9,7 +9,15 @@ import { CLI_BUNDLE } from '../../test/support/cli';
 import { REPO_ROOT } from '../../test/support/moto';
 import type { Cleanups } from './cleanup';
 import { waitFor } from './fleet';
-import type { JobRecord } from './report';
+
+/** One `scratch run` job of the sandbox, as the report shows it. */
+export interface JobRecord {
+  readonly id: string;
+  readonly instanceId: string;
+  outcome: string;
+  exitCode?: number | null;
+  fileSystemId?: string;
+}
 
 export interface RunningJob {
   readonly child: ChildProcess;
