@@ -340,6 +340,37 @@ describe('teardown', () => {
   });
 });
 
+describe('the functions', () => {
+  test('keep the logical ids of their log group, role, policy, function and dead-letter queue (a new id replaces the resource on deploy)', () => {
+    const t = batchFleetStack().template();
+    const ids = Object.keys(t.toJSON().Resources as object).filter((id) =>
+      /^Fleet(Submit|Teardown)(LogGroup|DeadLetterQueue|Role|RoleDefaultPolicy|Function)[0-9A-F]{8}$/.test(
+        id,
+      ),
+    );
+    expect(ids.sort()).toEqual([
+      'FleetSubmitFunctionD81DCD51',
+      'FleetSubmitLogGroup759481ED',
+      'FleetSubmitRoleC483ED70',
+      'FleetSubmitRoleDefaultPolicy9514B545',
+      'FleetTeardownDeadLetterQueue4A14DD75',
+      'FleetTeardownFunction4067F9E2',
+      'FleetTeardownLogGroupD0478899',
+      'FleetTeardownRoleDefaultPolicy02255AEE',
+      'FleetTeardownRoleE9FDA38F',
+    ]);
+    // The teardown's failed events and invocations land in its queue; the submit function is invoked synchronously.
+    t.hasResourceProperties('AWS::Lambda::Function', {
+      FunctionName: Match.absent(),
+      DeadLetterConfig: { TargetArn: { 'Fn::GetAtt': ['FleetTeardownDeadLetterQueue4A14DD75', 'Arn'] } },
+    });
+    t.hasResourceProperties('AWS::Lambda::Function', {
+      FunctionName: 'mountfleet-train-batch-submit',
+      DeadLetterConfig: Match.absent(),
+    });
+  });
+});
+
 describe('bad input', () => {
   test('a zone the network has no subnet in', () => {
     expect(() => batchFleetStack({ azIds: ['use1-az1'] })).toThrow(
