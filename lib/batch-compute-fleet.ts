@@ -164,7 +164,7 @@ export class BatchComputeFleet
       agentConfigJson: this.agentConfigJson,
       // efs-utils on the host: ECS mounts a job's EFS scratch volume with it (TLS, IAM authorization).
       scratch: props.scratch !== undefined,
-      firstCommands: ecsGateCommands(this.mountPaths),
+      firstCommands: ecsGateCommands(this, this.mountPaths),
       installCommands: installNftablesCommands(),
     });
     const instanceTypes = props.instanceTypes ?? DEFAULT_INSTANCE_TYPES;
@@ -221,7 +221,12 @@ export class BatchComputeFleet
   jobQueueFor(azId: string): batch.CfnJobQueue {
     const zone = this.zones.find((z) => z.azId === azId);
     if (!zone) {
-      throw new Error(`${this.node.path}: no job queue in ${azId} — it has ${this.azIds.join(', ')}`);
+      invalidProp(
+        this,
+        `jobQueueFor(${azId})`,
+        `no job queue in ${azId}`,
+        `the fleet has queues in ${this.azIds.join(', ')}`,
+      );
     }
     return zone.jobQueue;
   }

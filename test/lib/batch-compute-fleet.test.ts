@@ -385,6 +385,20 @@ describe('bad input', () => {
     );
   });
 
+  test('a queue asked for in a zone the fleet does not run in', () => {
+    const { fleet } = batchFleetStack();
+    expect(fleet.jobQueueFor('use1-az6')).toBe(fleet.zones[1].jobQueue);
+    expect(() => fleet.jobQueueFor('use1-az1')).toThrow(
+      /^Test\/Fleet: jobQueueFor\(use1-az1\): no job queue in use1-az1 — the fleet has queues in use1-az4, use1-az6$/,
+    );
+  });
+
+  test('a mount path with the end marker of the heredoc that writes the ECS drop-in', () => {
+    expect(() => batchFleetStack({}, { mountPaths: ['/mnt/MOUNTFLEET_EOF'] })).toThrow(
+      /^Test\/Fleet: mounts: \/etc\/systemd\/system\/ecs\.service\.d\/10-mountfleet\.conf of the user data would contain MOUNTFLEET_EOF, which ends its heredoc — take "MOUNTFLEET_EOF" out of the mount paths$/,
+    );
+  });
+
   test('no capacity, and an update timeout out of range', () => {
     expect(() => batchFleetStack({ spotMaxvCpus: 0 })).toThrow(
       /^Test\/Fleet: spotMaxvCpus: and onDemandMaxvCpus are both 0/,

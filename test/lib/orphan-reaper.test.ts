@@ -60,7 +60,8 @@ describe('OrphanReaper', () => {
   });
 
   test('keeps the logical ids, order and settings of its function, role, policy, log group and dead-letter queue (a new id replaces the resource on deploy)', () => {
-    const t = reaper().toJSON() as { Resources: Record<string, { Type: string; [k: string]: unknown }> };
+    type Resource = { Type: string; Properties: Record<string, unknown>; DependsOn?: unknown };
+    const t = reaper().toJSON() as { Resources: Record<string, Resource> };
     const own = Object.entries(t.Resources)
       .filter(([id]) => /^Reaper(LogGroup|DeadLetterQueue|Role|Function)[0-9A-F]{8}$/.test(id))
       .map(([id, r]) => [id, r.Type]);
@@ -70,10 +71,7 @@ describe('OrphanReaper', () => {
       ['ReaperRole31ABEC86', 'AWS::IAM::Role'],
       ['ReaperFunctionF52F06D3', 'AWS::Lambda::Function'],
     ]);
-    const fn = t.Resources['ReaperFunctionF52F06D3'] as {
-      Properties: Record<string, unknown>;
-      DependsOn: unknown;
-    };
+    const fn = t.Resources['ReaperFunctionF52F06D3'];
     expect(fn.DependsOn).toEqual(['ReaperRoleDefaultPolicy70DAA954']);
     expect(fn.Properties).toMatchObject({
       Description: 'mountfleet orphan reaper: deletes orphaned scratch file systems of fleet train',
@@ -91,10 +89,10 @@ describe('OrphanReaper', () => {
       Properties: { Description: 'mountfleet orphan reaper of fleet train' },
     });
     // The policy's statements in their deployed order: the dead-letter queue, the reaping grants, the log group.
-    const policy = t.Resources['ReaperRoleDefaultPolicy70DAA954'] as {
-      Properties: { PolicyDocument: { Statement: Array<{ Action: string | string[] }> } };
+    const { PolicyDocument } = t.Resources['ReaperRoleDefaultPolicy70DAA954'].Properties as {
+      PolicyDocument: { Statement: Array<{ Action: string | string[] }> };
     };
-    const actions = policy.Properties.PolicyDocument.Statement.map((st) => st.Action);
+    const actions = PolicyDocument.Statement.map((st) => st.Action);
     expect(actions[0]).toBe('sqs:SendMessage');
     expect(actions[1]).toContain('elasticfilesystem:DescribeFileSystems');
     expect(actions[actions.length - 1]).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents']);
