@@ -1,9 +1,8 @@
-import { Duration, type Size } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
 import * as batch from 'aws-cdk-lib/aws-batch';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as ecs from 'aws-cdk-lib/aws-ecs';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import type * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import {
   BATCH_FUNCTION_ENV,
@@ -17,13 +16,8 @@ import {
 } from '../core/contract';
 import { BatchScratchTeardown } from './batch-scratch-teardown';
 import { BatchSubmitFunction } from './batch-submit-function';
-import type {
-  FleetMount,
-  IBatchComputeFleet,
-  IExpressCache,
-  IFleetNetwork,
-  IScratchFileSystems,
-} from './interfaces';
+import type { FleetInstancesProps } from './fleet-instances-props';
+import type { IBatchComputeFleet, IScratchFileSystems } from './interfaces';
 import { grantBatchRunner, grantBatchSubmitter } from './private/batch-grants';
 import { batchHardwareType, validateQueueTags, validateVcpus } from './private/batch-validation';
 import { ecsGateCommands, installNftablesCommands, multipartUserData } from './private/batch-user-data';
@@ -41,46 +35,8 @@ import { acknowledge, acknowledgeWildcardResource } from './private/nag';
 import { invalidProp } from './private/validation';
 import { anyFileSystemArn, taggedWithFleet } from './private/scratch-iam';
 
-/** Props of {@link BatchComputeFleet}. */
-export interface BatchComputeFleetProps {
-  /** The fleet id (tags, IAM conditions, names): 1-32 lower-case letters, digits and hyphens. */
-  readonly fleetId: string;
-  /** The VPC and subnet per AZ ID. */
-  readonly network: IFleetNetwork;
-  /**
-   * AZ IDs to run compute environments in: one compute environment (per purchase option) and one job queue each.
-   * @default - every AZ ID of the network that has an Express cache bucket (with an expressCache), else
-   * every AZ ID of the network
-   */
-  readonly azIds?: string[];
-  /** Instance types Batch may launch (one architecture). @default ['m6i.large', 'm6a.large', 'm5.large', 'm7i.large'] */
-  readonly instanceTypes?: string[];
-  /**
-   * The AMI. It must be an ECS-optimized Amazon Linux 2023 AMI or one like it (the ECS agent, cgroup v2, systemd);
-   * each compute environment names it explicitly, so a new AMI id is an infrastructure update.
-   * @default - the ECS-optimized Amazon Linux 2023 AMI of the instance types (arm64, GPU or standard; SSM
-   * parameter, read again at every deploy)
-   */
-  readonly machineImage?: ec2.IMachineImage;
-  /** Buckets every instance mounts with Mountpoint; jobs bind them read-only ({@link FleetJobDefinition}). @default [] */
-  readonly mounts?: FleetMount[];
-  /** The Express cache (see ComputeFleetProps.expressCache). @default - no shared cache */
-  readonly expressCache?: IExpressCache;
-  /**
-   * Per-job EFS scratch: `mountfleet batch submit --scratch` makes a run's file system in the queue's zone, and the
-   * teardown deletes it when the job ends. @default - no scratch
-   */
-  readonly scratch?: IScratchFileSystems;
-  /** Root volume size (encrypted gp3; also holds the containers' images). @default Size.gibibytes(30) */
-  readonly rootVolumeSize?: Size;
-  /** Whether operators reach the instances through SSM Session Manager. @default true */
-  readonly sessionManager?: boolean;
-  /** The Mountpoint release the agent installs. @default MOUNTPOINT_DEFAULT_VERSION */
-  readonly mountpointVersion?: string;
-  /** The instances' security group. @default - a new one with no ingress and all outbound */
-  readonly securityGroup?: ec2.ISecurityGroup;
-  /** Retention of the log group that receives the agent's metric lines. @default logs.RetentionDays.ONE_MONTH */
-  readonly metricsLogRetention?: logs.RetentionDays;
+/** Props of {@link BatchComputeFleet}: the instances' ({@link FleetInstancesProps}) and Batch's. */
+export interface BatchComputeFleetProps extends FleetInstancesProps {
   /** Most vCPUs of Spot instances per zone (0: no Spot compute environment). @default 256 */
   readonly spotMaxvCpus?: number;
   /** Most vCPUs of On-Demand instances per zone; their environment follows Spot in the queue. @default 0 */
@@ -208,7 +164,7 @@ export class BatchComputeFleet
       agentConfigJson: this.agentConfigJson,
       // efs-utils on the host: ECS mounts a job's EFS scratch volume with it (TLS, IAM authorization).
       scratch: props.scratch !== undefined,
-      firstCommands: ecsGateCommands(this.mountPaths),
+      firstCommands: ecsGateCommands(this, this.mountPaths),
       installCommands: installNftablesCommands(),
     });
     const instanceTypes = props.instanceTypes ?? DEFAULT_INSTANCE_TYPES;
@@ -265,7 +221,12 @@ export class BatchComputeFleet
   jobQueueFor(azId: string): batch.CfnJobQueue {
     const zone = this.zones.find((z) => z.azId === azId);
     if (!zone) {
-      throw new Error(`${this.node.path}: no job queue in ${azId} — it has ${this.azIds.join(', ')}`);
+      invalidProp(
+        this,
+        `jobQueueFor(${azId})`,
+        `no job queue in ${azId}`,
+        `the fleet has queues in ${this.azIds.join(', ')}`,
+      );
     }
     return zone.jobQueue;
   }

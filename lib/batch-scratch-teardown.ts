@@ -3,12 +3,11 @@ import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as logs from 'aws-cdk-lib/aws-logs';
-import * as sqs from 'aws-cdk-lib/aws-sqs';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { BATCH_FINAL_STATES } from '../core/contract';
 import type { IBatchComputeFleet } from './interfaces';
 import { fleetFunction } from './private/fleet-function';
-import { acknowledge } from './private/nag';
 
 /** Props of {@link BatchScratchTeardown}. */
 export interface BatchScratchTeardownProps {
@@ -40,21 +39,17 @@ export class BatchScratchTeardown extends Construct {
   constructor(scope: Construct, id: string, props: BatchScratchTeardownProps) {
     super(scope, id);
     const { fleet } = props;
-    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', {
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
     const made = fleetFunction(this, {
       bundle: 'batch-teardown',
       description: `mountfleet: deletes the scratch of fleet ${fleet.fleetId}'s Batch jobs when they end`,
       timeout: props.timeout ?? Duration.minutes(5),
       environment: fleet.functionEnvironment(),
       logRetention: props.logRetention,
-      deadLetterQueue: this.deadLetterQueue,
+      deadLetterQueue: true,
     });
     this.function = made.function;
     this.logGroup = made.logGroup;
+    this.deadLetterQueue = made.deadLetterQueue;
     // A retried attempt is a new run: the teardown makes it as the submit function does.
     fleet.grantRunJobs(made.role);
 
@@ -73,11 +68,5 @@ export class BatchScratchTeardown extends Construct {
         }),
       ],
     });
-
-    acknowledge(
-      this.deadLetterQueue,
-      'AwsSolutions-SQS3',
-      'This queue is itself the dead-letter queue of the teardown function and its rule; it has no consumer whose failures need another queue.',
-    );
   }
 }

@@ -1,4 +1,4 @@
-import { Duration, type Size, Tags } from 'aws-cdk-lib';
+import { Duration, Tags } from 'aws-cdk-lib';
 import * as autoscaling from 'aws-cdk-lib/aws-autoscaling';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -6,7 +6,7 @@ import type * as iam from 'aws-cdk-lib/aws-iam';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { MOUNTPOINT_FLEET_DIMENSION, MOUNTPOINT_METRICS_NAMESPACE, TAG_FLEET } from '../core/contract';
-import type { FleetMount, IExpressCache, IFleetNetwork, IScratchFileSystems } from './interfaces';
+import type { FleetInstancesProps } from './fleet-instances-props';
 import {
   checkFleetProps,
   DEFAULT_INSTANCE_TYPES,
@@ -20,22 +20,8 @@ import { validateCapacity } from './private/fleet-placement';
 import { agentBundle, fleetUserData } from './private/fleet-user-data';
 import { acknowledge } from './private/nag';
 
-/** Props of {@link ComputeFleet}. */
-export interface ComputeFleetProps {
-  /** The fleet id (tags, IAM conditions, names): 1-32 lower-case letters, digits and hyphens. */
-  readonly fleetId: string;
-  /** The VPC and subnet per AZ ID. */
-  readonly network: IFleetNetwork;
-  /**
-   * AZ IDs to run instances in.
-   * @default - every AZ ID of the network that has an Express cache bucket (with an expressCache), else
-   * every AZ ID of the network
-   */
-  readonly azIds?: string[];
-  /** Instance types the group may launch (one architecture). @default ['m6i.large', 'm6a.large', 'm5.large', 'm7i.large'] */
-  readonly instanceTypes?: string[];
-  /** The AMI. @default - latest Amazon Linux 2023 of the instance types' architecture (SSM parameter, no lookup) */
-  readonly machineImage?: ec2.IMachineImage;
+/** Props of {@link ComputeFleet}: the instances' ({@link FleetInstancesProps}) and the Auto Scaling group's. */
+export interface ComputeFleetProps extends FleetInstancesProps {
   /** Fewest instances in the group. @default 0 */
   readonly minCapacity?: number;
   /** Most instances in the group. @default 4 */
@@ -46,39 +32,14 @@ export interface ComputeFleetProps {
   readonly onDemandBaseCapacity?: number;
   /** Percentage of On-Demand above the base (0 = all Spot). @default 0 */
   readonly onDemandPercentageAboveBaseCapacity?: number;
-  /** Buckets to mount. @default [] */
-  readonly mounts?: FleetMount[];
-  /**
-   * The Express cache: instances run only in its zones, get `s3express:CreateSession` on its buckets and
-   * their zone's bucket in agent.json.
-   * @default - no shared cache
-   */
-  readonly expressCache?: IExpressCache;
-  /** Per-job EFS scratch: opens TCP 2049 from the fleet and grants the tag-scoped IAM. @default - no scratch */
-  readonly scratch?: IScratchFileSystems;
-  /** Root volume size (encrypted gp3). @default Size.gibibytes(30) */
-  readonly rootVolumeSize?: Size;
   /**
    * Whether containers on the instances (Docker bridge networking, build agents) need IMDS: the IMDSv2 hop
    * limit is then 2 instead of 1, so a token reaches one network hop past the host.
    * @default false
    */
   readonly containersNeedImds?: boolean;
-  /**
-   * Whether operators reach the instances through SSM Session Manager (no SSH, no inbound rule): the role gets
-   * AWS's `AmazonSSMManagedInstanceCore`. An `isolated` network also needs `ssm`, `ssmmessages` and
-   * `ec2messages` interface endpoints for it.
-   * @default true
-   */
-  readonly sessionManager?: boolean;
   /** How long the termination lifecycle hook holds an instance for the agent's cleanup. @default Duration.minutes(10) */
   readonly terminationHookTimeout?: Duration;
-  /** The Mountpoint release the agent installs. @default MOUNTPOINT_DEFAULT_VERSION */
-  readonly mountpointVersion?: string;
-  /** The instances' security group. @default - a new one with no ingress and all outbound */
-  readonly securityGroup?: ec2.ISecurityGroup;
-  /** Retention of the log group that receives the agent's metric lines. @default logs.RetentionDays.ONE_MONTH */
-  readonly metricsLogRetention?: logs.RetentionDays;
 }
 
 /**

@@ -48,6 +48,7 @@ export * from './fleet-network';
 export * from './express-cache';
 export * from './mountpoint-csi-volumes';
 export * from './scratch-file-systems';
+export * from './fleet-instances-props';
 export * from './compute-fleet';
 export * from './batch-compute-fleet';
 export * from './batch-fleet-job-definition';

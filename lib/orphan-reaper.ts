@@ -1,33 +1,31 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import * as iam from 'aws-cdk-lib/aws-iam';
-import * as lambda from 'aws-cdk-lib/aws-lambda';
-import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
-import * as sqs from 'aws-cdk-lib/aws-sqs';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import {
   REAPER_FLEET_DIMENSION,
   REAPER_METRICS_NAMESPACE,
   type ReaperMetricName,
-  packageRoot,
   REAPER_DEFAULTS,
   REAPER_SETTING_SOURCES,
   type ReaperSettings,
 } from '../core/contract';
 import type { IFleetNetwork } from './interfaces';
-import { acknowledge } from './private/nag';
+import { fleetFunction, lambdaBundleDir } from './private/fleet-function';
 import { reaperAlarms } from './private/reaper-alarms';
 import { grantReaping } from './private/reaper-grants';
 import { validateReaperSettings, wholeMinutes } from './private/reaper-settings';
 import { addReaperTriggers } from './private/reaper-triggers';
 import { invalidProp, validateFleetId } from './private/validation';
 
+const REAPER_BUNDLE = 'reaper';
+
 /** Where the pre-built reaper bundle lives (`node scripts/bundle.mjs` writes it; the npm package ships it). */
 export function reaperBundleDir(): string {
-  return join(packageRoot(), 'dist', 'lambda', 'reaper');
+  return lambdaBundleDir(REAPER_BUNDLE);
 }
 
 /** Props of {@link OrphanReaper}. */
@@ -157,42 +155,16 @@ export class OrphanReaper extends Construct {
         'for example Duration.minutes(15)',
       );
     }
-    const codeDir = reaperBundleDir();
-    if (!existsSync(join(codeDir, 'index.js'))) {
-      invalidProp(
-        this,
-        'code',
-        `the reaper bundle ${join(codeDir, 'index.js')} does not exist`,
-        'run `node scripts/bundle.mjs` (npm run build does)',
-      );
-    }
     this.fleetId = props.fleetId;
     this.schedulePeriod = scheduleInterval;
 
-    this.logGroup = new logs.LogGroup(this, 'LogGroup', {
-      retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
-    });
-    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', {
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
-    const role = new iam.Role(this, 'Role', {
-      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-      description: `mountfleet orphan reaper of fleet ${props.fleetId}`,
-    });
-    this.function = new lambda.Function(this, 'Function', {
+    const made = fleetFunction(this, {
+      bundle: REAPER_BUNDLE,
       description: `mountfleet orphan reaper: deletes orphaned scratch file systems of fleet ${props.fleetId}`,
-      runtime: lambda.Runtime.NODEJS_22_X,
-      architecture: lambda.Architecture.ARM_64,
-      handler: 'index.handler',
-      code: lambda.Code.fromAsset(codeDir),
-      memorySize: 256,
+      roleDescription: `mountfleet orphan reaper of fleet ${props.fleetId}`,
       timeout,
-      role,
-      logGroup: this.logGroup,
-      deadLetterQueue: this.deadLetterQueue,
-      retryAttempts: 2,
+      logRetention: props.logRetention,
+      deadLetterQueue: true,
       // One run at a time: two concurrent runs would count the same file systems twice against
       // maxDeletionsPerRun and race on the two-phase marks. Events that arrive meanwhile wait in Lambda's
       // asynchronous queue (throttled async invocations are retried), they are not lost.
@@ -204,14 +176,11 @@ export class OrphanReaper extends Construct {
           String(value),
         ]),
       ),
+      grantsFirst: (role) => grantReaping(role, props.fleetId, props.network),
     });
-    grantReaping(role, props.fleetId, props.network);
-    this.logGroup.grantWrite(role);
-
-    // The L2 makes the function depend on the role and its policy; the role is already implied by the
-    // function's GetAtt (cfn-lint W3005), the policy is the part that matters: no run before its grants.
-    const policy = role.node.findChild('DefaultPolicy').node.defaultChild as iam.CfnPolicy;
-    (this.function.node.defaultChild as lambda.CfnFunction).addOverride('DependsOn', [policy.logicalId]);
+    this.function = made.function;
+    this.logGroup = made.logGroup;
+    this.deadLetterQueue = made.deadLetterQueue;
 
     addReaperTriggers(this, {
       fn: this.function,
@@ -232,17 +201,6 @@ export class OrphanReaper extends Construct {
         }),
       );
     }
-
-    acknowledge(
-      this.deadLetterQueue,
-      'AwsSolutions-SQS3',
-      'This queue is itself the dead-letter queue of the reaper function; it has no consumer whose failures need another queue.',
-    );
-    acknowledge(
-      this.function,
-      'AwsSolutions-L1',
-      'The reaper bundle targets NODEJS_22_X, the runtime its AWS SDK v3 is supported on and tested with; moving runtimes is a deliberate, tested change, not an automatic one.',
-    );
   }
 
   /** A reaper decision count for this fleet (namespace `Mountfleet/Reaper`, dimension `Fleet`, Sum per schedule interval). */

@@ -1,23 +1,15 @@
-import { Duration, Stack } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
-import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
-import { DEFAULT_SCRATCH_PATH, DEFAULT_TEARDOWN_GRACE_SECONDS } from '../core/contract';
-import type { IFleetNetwork, IScratchFileSystems, ScratchAgentSettings } from './interfaces';
 import {
-  acknowledgeScratchWildcards,
-  denyUntaggedScratch,
-  grantCreateTagged,
-  grantEfsServiceLinkedRole,
-  grantMountTargetInterfaces,
-  grantMountTargetsAndDelete,
-  grantTeardownMark,
-  grantCreditGuard,
-  grantScratchKey,
-  grantScratchLookups,
-} from './private/scratch-grants';
-import { anyFileSystemArn, anyNetworkInterfaceArn, subnetArns } from './private/scratch-iam';
+  DEFAULT_SCRATCH_PATH,
+  DEFAULT_TEARDOWN_GRACE_SECONDS,
+  SCRATCH_CREATE_TAG_KEYS,
+} from '../core/contract';
+import type { IFleetNetwork, IScratchFileSystems, ScratchAgentSettings } from './interfaces';
+import { grantRunFileSystems } from './private/scratch-grants';
 import { invalidProp, validateFleetId, validateMountPath } from './private/validation';
 
 /** The NFS port of EFS mount targets (TLS mounts use it too, through stunnel). */
@@ -131,35 +123,15 @@ abstract class ScratchFileSystemsBase extends Construct implements IScratchFileS
   }
 
   /**
-   * Grants the instance role what the agent needs to create, mount and delete its scratch file systems,
-   * scoped by the fleet tag (lib/private/scratch-grants.ts has each statement and its reason).
+   * Grants the instance role what the agent needs to create, mount and delete its scratch file systems (and run
+   * their burst-credit guard), scoped by the fleet tag, with the scratch key (lib/private/scratch-grants.ts has
+   * each statement and its reason).
    */
   grantCreateAndDelete(grantee: iam.IGrantable): iam.Grant {
-    const fileSystems = anyFileSystemArn(this);
-    const networkInterfaces = anyNetworkInterfaceArn(this);
-    const securityGroup = Stack.of(this).formatArn({
-      service: 'ec2',
-      resource: 'security-group',
-      resourceName: this.securityGroupId,
+    return grantRunFileSystems(this, grantee, this, {
+      createTagKeys: SCRATCH_CREATE_TAG_KEYS,
+      creditGuard: true,
     });
-    acknowledgeScratchWildcards(grantee, fileSystems, networkInterfaces);
-    const grant = grantCreateTagged(grantee, this.fleetId, fileSystems)
-      .combine(grantTeardownMark(grantee, this.fleetId, fileSystems))
-      .combine(grantMountTargetsAndDelete(grantee, this.fleetId, fileSystems))
-      .combine(grantScratchLookups(grantee))
-      .combine(grantCreditGuard(grantee, this.fleetId, fileSystems))
-      .combine(
-        grantMountTargetInterfaces(
-          grantee,
-          networkInterfaces,
-          subnetArns(this, Object.values(this.subnets)),
-          securityGroup,
-        ),
-      )
-      .combine(grantEfsServiceLinkedRole(this, grantee))
-      .combine(grantScratchKey(grantee, this.encryptionKey));
-    denyUntaggedScratch(grantee);
-    return grant;
   }
 }
 

@@ -1,6 +1,7 @@
 import { Stack, Token } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
 import { ConfigError, parseAgentConfig, type AgentConfigInput } from '../../core/contract';
+import { invalidProp } from './validation';
 
 /**
  * Values that pass the agent-config schema, used in place of CDK tokens (a bucket or subnet created in
@@ -34,13 +35,14 @@ function withStandIns(value: unknown, path: (string | number)[] = []): unknown {
 /**
  * Validates an agent config built from construct props with the agent's own schema (tokens replaced by
  * stand-ins), and renders it as a deploy-time JSON string (tokens become `Fn::Join` parts). Throws with
- * the construct path and every bad field.
+ * the construct path and every bad field, one a line: each is named as in agent.json, after the prop that gives it
+ * (`mounts.1.path` is `mounts[1].path`).
  */
 export function renderAgentConfig(scope: IConstruct, config: AgentConfigInput): string {
   try {
     parseAgentConfig(withStandIns(config), 'from the construct props');
   } catch (e) {
-    if (e instanceof ConfigError) throw new Error(`${scope.node.path}: ${e.message}`, { cause: e });
+    if (e instanceof ConfigError) invalidProp(scope, 'agent.json', e.message);
     throw e;
   }
   return Stack.of(scope).toJsonString(config);

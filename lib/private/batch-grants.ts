@@ -18,7 +18,7 @@
  * `*`, so it matches with or without a revision). TagResource (SubmitJob and RegisterJobDefinition with tags)
  * takes the run's tag keys only (aws:TagKeys). lambda:InvokeFunction authorizes the function ARN
  * (`function:NAME`, unqualified here; a qualified ARN is `function:NAME:QUALIFIER`). The Describe and List calls
- * have no resource type. The EFS and EC2 statements are scratch-grants.ts's, scoped by the fleet tag.
+ * have no resource type. The EFS and EC2 statements are scratch-grants.ts's grantRunFileSystems, scoped by the fleet tag.
  */
 import { ArnFormat, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -33,18 +33,7 @@ import {
 } from '../../core/contract';
 import type { IScratchFileSystems } from '../interfaces';
 import { acknowledgeWildcardResource } from './nag';
-import {
-  acknowledgeScratchWildcards,
-  denyUntaggedScratch,
-  grantCreateTagged,
-  grantEfsServiceLinkedRole,
-  grantMountTargetInterfaces,
-  grantMountTargetsAndDelete,
-  grantScratchKey,
-  grantScratchLookups,
-  grantTeardownMark,
-} from './scratch-grants';
-import { anyFileSystemArn, anyNetworkInterfaceArn, onlyTagKeysOfFleet, subnetArns } from './scratch-iam';
+import { grantRunFileSystems } from './scratch-grants';
 
 /** The services a job role is passed to: Batch (RegisterJobDefinition) and ECS, which runs the job's task. */
 export const JOB_ROLE_PASSED_TO = ['batch.amazonaws.com', 'ecs-tasks.amazonaws.com'];
@@ -172,50 +161,16 @@ export function grantBatchRunner(scope: IConstruct, grantee: iam.IGrantable, s: 
         StringEquals: { 'iam:PassedToService': JOB_ROLE_PASSED_TO },
       }),
     );
-  if (s.scratch) grant = grant.combine(grantBatchScratch(scope, grantee, s.fleetId, s.scratch));
-  return grant;
-}
-
-/**
- * A Batch run's file system: created with the fleet tag and the create keys only, tagged later with the job's
- * keys only, its mount target made in the queue's subnet, and everything about it deleted — this fleet's only.
- */
-function grantBatchScratch(
-  scope: IConstruct,
-  grantee: iam.IGrantable,
-  fleetId: string,
-  scratch: IScratchFileSystems,
-): iam.Grant {
-  const fileSystems = anyFileSystemArn(scope);
-  const networkInterfaces = anyNetworkInterfaceArn(scope);
-  acknowledgeScratchWildcards(grantee, fileSystems, networkInterfaces);
-  const securityGroup = Stack.of(scope).formatArn({
-    service: 'ec2',
-    resource: 'security-group',
-    resourceName: scratch.securityGroup.securityGroupId,
-  });
-  const grant = grantCreateTagged(grantee, fleetId, fileSystems, BATCH_SCRATCH_CREATE_TAG_KEYS)
-    .combine(
-      allow(
-        grantee,
-        ['elasticfilesystem:TagResource'],
-        [fileSystems],
-        onlyTagKeysOfFleet(fleetId, BATCH_SCRATCH_SUBMIT_TAG_KEYS),
-      ),
-    )
-    .combine(grantTeardownMark(grantee, fleetId, fileSystems))
-    .combine(grantMountTargetsAndDelete(grantee, fleetId, fileSystems))
-    .combine(grantScratchLookups(grantee))
-    .combine(
-      grantMountTargetInterfaces(
-        grantee,
-        networkInterfaces,
-        subnetArns(scope, Object.values(scratch.subnets)),
-        securityGroup,
-      ),
-    )
-    .combine(grantEfsServiceLinkedRole(scope, grantee))
-    .combine(grantScratchKey(grantee, scratch.encryptionKey));
-  denyUntaggedScratch(grantee);
+  if (s.scratch) {
+    // A run's file system: created with the fleet tag and the create keys only, tagged later with the job's keys
+    // only; no credit guard, which runs only in an instance's `scratch run`.
+    grant = grant.combine(
+      grantRunFileSystems(scope, grantee, s.scratch, {
+        createTagKeys: BATCH_SCRATCH_CREATE_TAG_KEYS,
+        tagKeysAfterCreate: BATCH_SCRATCH_SUBMIT_TAG_KEYS,
+        creditGuard: false,
+      }),
+    );
+  }
   return grant;
 }

@@ -5,6 +5,7 @@
  * ECS_CLUSTER to /etc/ecs/ecs.config).
  */
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import type { IConstruct } from 'constructs';
 import { ECS_TASK_CGROUP } from '../../core/contract';
 import { ECS_GATE_PATH, ECS_GATE_SECONDS, ecsGateScript } from './batch-ecs-gate';
 import { writeFileCommand } from './user-data';
@@ -59,12 +60,12 @@ export function ecsTaskSlice(): string {
  * ran, no start of the ECS agent skips the gate, whatever fails later (the gate then gives up). ecs.service is
  * ordered after cloud-final, so its boot start job runs the gate once the user data is done.
  */
-export function ecsGateCommands(mountPaths: readonly string[]): string[] {
+export function ecsGateCommands(scope: IConstruct, mountPaths: readonly string[]): string[] {
   return [
     `install -d -m 0755 /opt/mountfleet /etc/ecs ${ECS_DROP_IN_DIR}`,
-    ...writeFileCommand(ECS_GATE_PATH, ecsGateScript(), '0755'),
-    ...writeFileCommand(ECS_TASK_SLICE_PATH, ecsTaskSlice(), '0644'),
-    ...writeFileCommand(ECS_DROP_IN_PATH, ecsDropIn(mountPaths), '0644'),
+    ...writeFileCommand(scope, ECS_GATE_PATH, ecsGateScript(), '0755'),
+    ...writeFileCommand(scope, ECS_TASK_SLICE_PATH, ecsTaskSlice(), '0644'),
+    ...writeFileCommand(scope, ECS_DROP_IN_PATH, ecsDropIn(mountPaths), '0644'),
     `grep -qx '${ECS_TASK_LIMITS_SETTING}' ${ECS_CONFIG_PATH} 2>/dev/null || echo '${ECS_TASK_LIMITS_SETTING}' >> ${ECS_CONFIG_PATH}`,
     'systemctl daemon-reload',
   ];

@@ -1,16 +1,16 @@
 /**
- * A mountfleet Lambda of a fleet (the Batch submit and teardown functions): the pre-built bundle (dist/lambda/<name>,
- * checked to exist at synth), NODEJS_22_X on arm64, a role of its own, a log group with retention, and the function
- * created only after its role's policy (the grants are added later by the caller, and a first invocation must find
- * them in place).
+ * A mountfleet Lambda of a fleet (the Batch submit and teardown functions, the orphan reaper): the pre-built bundle
+ * (dist/lambda/<name>, checked to exist at synth), NODEJS_22_X on arm64, a role of its own, a log group with
+ * retention, a dead-letter queue when it is invoked asynchronously, and the function created only after its role's
+ * policy (a first invocation must find its grants in place).
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Duration } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
-import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { packageRoot } from '../../core/contract';
 import { acknowledge } from './nag';
@@ -25,20 +25,47 @@ interface FleetFunctionOptions {
   /** The bundle's folder name under dist/lambda. */
   readonly bundle: string;
   readonly description: string;
+  /** The role's description. @default - the function's */
+  readonly roleDescription?: string;
   readonly timeout: Duration;
   readonly environment: Record<string, string>;
   readonly logRetention?: logs.RetentionDays;
   /** A physical name, where callers must find the function without a reference to it. */
   readonly functionName?: string;
-  /** Where asynchronous invocations that failed after their retries go. */
-  readonly deadLetterQueue?: sqs.IQueue;
+  /**
+   * Whether the function gets the queue `DeadLetterQueue` for the asynchronous invocations (and event deliveries,
+   * when the caller's rules name it) that failed after their retries.
+   */
+  readonly deadLetterQueue?: boolean;
+  /** Concurrent runs reserved for the function, and its limit. @default - none reserved */
+  readonly reservedConcurrentExecutions?: number;
+  /**
+   * Grants given to the role before its log group's: a caller whose statements stood first in the role's policy keeps
+   * them there (a new order would rewrite the deployed policy document). Grants added after the call follow it.
+   */
+  readonly grantsFirst?: (role: iam.Role) => void;
 }
 
-/** The function `Function`, its role `Role` and its log group `LogGroup`, as children of `scope`. */
+/** What {@link fleetFunction} makes. */
+interface FleetFunction {
+  readonly function: lambda.Function;
+  readonly role: iam.Role;
+  readonly logGroup: logs.LogGroup;
+}
+
+/**
+ * The log group `LogGroup`, the dead-letter queue `DeadLetterQueue` (when asked), the role `Role` and the function
+ * `Function`, as children of `scope` in this order.
+ */
+export function fleetFunction(
+  scope: Construct,
+  options: FleetFunctionOptions & { readonly deadLetterQueue: true },
+): FleetFunction & { readonly deadLetterQueue: sqs.Queue };
+export function fleetFunction(scope: Construct, options: FleetFunctionOptions): FleetFunction;
 export function fleetFunction(
   scope: Construct,
   options: FleetFunctionOptions,
-): { readonly function: lambda.Function; readonly role: iam.Role; readonly logGroup: logs.LogGroup } {
+): FleetFunction & { readonly deadLetterQueue?: sqs.Queue } {
   const codeDir = lambdaBundleDir(options.bundle);
   if (!existsSync(join(codeDir, 'index.js'))) {
     invalidProp(
@@ -51,9 +78,10 @@ export function fleetFunction(
   const logGroup = new logs.LogGroup(scope, 'LogGroup', {
     retention: options.logRetention ?? logs.RetentionDays.ONE_MONTH,
   });
+  const deadLetterQueue = options.deadLetterQueue ? fleetDeadLetterQueue(scope, options.bundle) : undefined;
   const role = new iam.Role(scope, 'Role', {
     assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-    description: options.description,
+    description: options.roleDescription ?? options.description,
   });
   const fn = new lambda.Function(scope, 'Function', {
     ...(options.functionName ? { functionName: options.functionName } : {}),
@@ -66,11 +94,14 @@ export function fleetFunction(
     timeout: options.timeout,
     role,
     logGroup,
-    ...(options.deadLetterQueue ? { deadLetterQueue: options.deadLetterQueue, retryAttempts: 2 } : {}),
+    ...(deadLetterQueue ? { deadLetterQueue, retryAttempts: 2 } : {}),
+    reservedConcurrentExecutions: options.reservedConcurrentExecutions,
     environment: options.environment,
   });
+  options.grantsFirst?.(role);
   logGroup.grantWrite(role);
-  // No run before its grants (see OrphanReaper: the function's GetAtt already implies the role).
+  // No run before its grants. The function's GetAtt already implies the role (cfn-lint W3005); the policy is the
+  // part that matters.
   const policy = role.node.findChild('DefaultPolicy').node.defaultChild as iam.CfnPolicy;
   (fn.node.defaultChild as lambda.CfnFunction).addOverride('DependsOn', [policy.logicalId]);
   acknowledge(
@@ -78,5 +109,20 @@ export function fleetFunction(
     'AwsSolutions-L1',
     `The ${options.bundle} bundle targets NODEJS_22_X, the runtime its AWS SDK v3 is supported on and tested with; moving runtimes is a deliberate, tested change, not an automatic one.`,
   );
-  return { function: fn, role, logGroup };
+  return { function: fn, role, logGroup, ...(deadLetterQueue ? { deadLetterQueue } : {}) };
+}
+
+/** The queue `DeadLetterQueue`: encrypted, TLS only, failures kept 14 days (SQS's longest). */
+function fleetDeadLetterQueue(scope: Construct, bundle: string): sqs.Queue {
+  const queue = new sqs.Queue(scope, 'DeadLetterQueue', {
+    encryption: sqs.QueueEncryption.SQS_MANAGED,
+    enforceSSL: true,
+    retentionPeriod: Duration.days(14),
+  });
+  acknowledge(
+    queue,
+    'AwsSolutions-SQS3',
+    `This queue is itself the dead-letter queue of the ${bundle} function and of the rules that start it; it has no consumer whose failures need another queue.`,
+  );
+  return queue;
 }

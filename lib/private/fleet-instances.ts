@@ -17,30 +17,14 @@ import {
   type AgentConfigInput,
   type CachePolicy,
 } from '../../core/contract';
-import type { FleetMount, IExpressCache, IFleetNetwork, IScratchFileSystems } from '../interfaces';
+import type { FleetInstancesProps } from '../fleet-instances-props';
+import type { FleetMount } from '../interfaces';
 import { renderAgentConfig } from './agent-config';
 import { grantAgentBasics, grantFleetMetrics } from './fleet-grants';
 import { architectureOf, chooseZones } from './fleet-placement';
 import { grantBucketMount } from './mount-grants';
 import { acknowledge } from './nag';
 import { invalidProp, validateFleetId, validateMountPath, validateMountPrefix } from './validation';
-
-/** The props every kind of fleet shares (ComputeFleetProps and BatchComputeFleetProps document each). */
-export interface FleetInstanceProps {
-  readonly fleetId: string;
-  readonly network: IFleetNetwork;
-  readonly azIds?: string[];
-  readonly instanceTypes?: string[];
-  readonly machineImage?: ec2.IMachineImage;
-  readonly mounts?: FleetMount[];
-  readonly expressCache?: IExpressCache;
-  readonly scratch?: IScratchFileSystems;
-  readonly rootVolumeSize?: Size;
-  readonly sessionManager?: boolean;
-  readonly mountpointVersion?: string;
-  readonly securityGroup?: ec2.ISecurityGroup;
-  readonly metricsLogRetention?: logs.RetentionDays;
-}
 
 export const DEFAULT_INSTANCE_TYPES = ['m6i.large', 'm6a.large', 'm5.large', 'm7i.large'];
 
@@ -53,7 +37,7 @@ interface CheckedFleet {
 }
 
 /** Checks the shared props (throws naming the prop) and chooses the zones. */
-export function checkFleetProps(scope: Construct, props: FleetInstanceProps): CheckedFleet {
+export function checkFleetProps(scope: Construct, props: FleetInstancesProps): CheckedFleet {
   validateFleetId(scope, props.fleetId);
   const mounts = props.mounts ?? [];
   const defaultCache = defaultCachePolicy(props.expressCache !== undefined);
@@ -89,7 +73,7 @@ export function checkFleetProps(scope: Construct, props: FleetInstanceProps): Ch
 }
 
 /** The instances' security group: the given one, or `SecurityGroup` with no ingress and all outbound. */
-export function fleetSecurityGroup(scope: Construct, props: FleetInstanceProps): ec2.ISecurityGroup {
+export function fleetSecurityGroup(scope: Construct, props: FleetInstancesProps): ec2.ISecurityGroup {
   return (
     props.securityGroup ??
     new ec2.SecurityGroup(scope, 'SecurityGroup', {
@@ -101,7 +85,7 @@ export function fleetSecurityGroup(scope: Construct, props: FleetInstanceProps):
 }
 
 /** The instances' role `Role` (EC2 trust), with Session Manager unless turned off. */
-export function fleetRole(scope: Construct, props: FleetInstanceProps): iam.Role {
+export function fleetRole(scope: Construct, props: FleetInstancesProps): iam.Role {
   const role = new iam.Role(scope, 'Role', {
     assumedBy: new iam.ServicePrincipal('ec2.amazonaws.com'),
     description: `mountfleet fleet ${props.fleetId} instances`,
@@ -125,7 +109,7 @@ export function fleetRole(scope: Construct, props: FleetInstanceProps): iam.Role
 export function grantFleetInstances(
   scope: Construct & ec2.IConnectable,
   role: iam.Role,
-  props: FleetInstanceProps,
+  props: FleetInstancesProps,
   options: { readonly mounts: FleetMount[]; readonly terminationHook: boolean; readonly batchHost: boolean },
 ): logs.LogGroup {
   options.mounts.forEach((m) => {
@@ -159,7 +143,7 @@ export function grantFleetInstances(
  */
 export function fleetAgentConfigJson(
   scope: Construct,
-  props: FleetInstanceProps,
+  props: FleetInstancesProps,
   fleet: CheckedFleet & { readonly lifecycleHookName?: string; readonly batchHost: boolean },
 ): string {
   const config: AgentConfigInput = {
@@ -207,7 +191,7 @@ interface FleetLaunchTemplateOptions {
 /** The launch template: IMDSv2 required, encrypted gp3 root, Amazon Linux 2023 of the architecture by default. */
 export function fleetLaunchTemplate(
   scope: Construct,
-  props: FleetInstanceProps,
+  props: FleetInstancesProps,
   options: FleetLaunchTemplateOptions,
 ): ec2.LaunchTemplate {
   return new ec2.LaunchTemplate(scope, 'LaunchTemplate', {

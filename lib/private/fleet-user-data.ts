@@ -82,7 +82,7 @@ export function fleetUserData(scope: Construct, options: FleetUserDataOptions): 
     ...(options.scratch ? installEfsUtilsCommands() : []),
     ...(options.installCommands ?? []),
     // Mountpoint always exports OTLP metrics to the local CloudWatch agent (see the agent's tuning).
-    ...installCloudWatchAgentCommands(agentPaths({}).cloudWatchAgentConfigFile),
+    ...installCloudWatchAgentCommands(scope, agentPaths({}).cloudWatchAgentConfigFile),
   );
   userData.addS3DownloadCommand({
     bucket: options.bundle.asset.bucket,
@@ -91,10 +91,10 @@ export function fleetUserData(scope: Construct, options: FleetUserDataOptions): 
     region: Stack.of(scope).region,
   });
   userData.addCommands(
-    ...verifyBundleCommands(AGENT_BUNDLE_PATH, options.bundle.sha256),
+    ...verifyBundleCommands(scope, AGENT_BUNDLE_PATH, options.bundle.sha256),
     ...launcherCommands(),
-    ...writeFileCommand(DEFAULT_AGENT_CONFIG_PATH, options.agentConfigJson, '0644'),
-    ...writeFileCommand(`/etc/systemd/system/${AGENT_UNIT_NAME}`, agentUnit(), '0644'),
+    ...writeFileCommand(scope, DEFAULT_AGENT_CONFIG_PATH, options.agentConfigJson, '0644'),
+    ...writeFileCommand(scope, `/etc/systemd/system/${AGENT_UNIT_NAME}`, agentUnit(), '0644'),
     'systemctl daemon-reload',
     `systemctl enable --now ${AGENT_UNIT_NAME}`,
   );

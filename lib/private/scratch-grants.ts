@@ -1,15 +1,24 @@
 /**
- * What the agent needs to create, mount and delete its fleet's scratch file systems, one statement (or
- * tightly related pair) per function, each scoped by the fleet tag: ScratchFileSystems.grantCreateAndDelete
- * puts them together.
+ * What whoever makes and deletes a run's scratch file system needs, one statement (or tightly related pair) per
+ * function, each scoped by the fleet tag, and the one function that puts them together (grantRunFileSystems) for
+ * both makers: an instance's agent (ScratchFileSystems.grantCreateAndDelete) and a Batch fleet's functions
+ * (batch-grants.ts), the fleet's KMS key included in both.
  */
 import { Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type { IConstruct } from 'constructs';
-import { SCRATCH_CREATE_TAG_KEYS, TAG_FLEET, TAG_TEARDOWN_STARTED_AT } from '../../core/contract';
+import { TAG_FLEET, TAG_TEARDOWN_STARTED_AT } from '../../core/contract';
+import type { IScratchFileSystems } from '../interfaces';
 import { acknowledgeWildcardResource } from './nag';
-import { onlyTagKeysOfFleet, taggedWithFleet, UNTAGGED } from './scratch-iam';
+import {
+  anyFileSystemArn,
+  anyNetworkInterfaceArn,
+  onlyTagKeysOfFleet,
+  subnetArns,
+  taggedWithFleet,
+  UNTAGGED,
+} from './scratch-iam';
 
 type Conditions = Record<string, Record<string, unknown>>;
 
@@ -18,8 +27,71 @@ function allow(grantee: iam.IGrantable, actions: string[], resourceArns: string[
   return iam.Grant.addToPrincipal({ grantee, actions, resourceArns, conditions });
 }
 
+/** What differs between the makers of a run's file system. */
+export interface RunFileSystemMaker {
+  /** The tag keys a create may set (`aws:TagKeys`): an instance's agent's and a Batch submit's differ. */
+  readonly createTagKeys: readonly string[];
+  /** Keys it may tag a file system of the fleet with after the create (a Batch run's job). @default - none */
+  readonly tagKeysAfterCreate?: readonly string[];
+  /** Whether it runs the burst-credit guard while a job runs (an instance's agent does; Batch has none). */
+  readonly creditGuard: boolean;
+}
+
+/**
+ * Everything a maker needs to create a run's file system (encrypted, with the scratch key when there is one, tagged
+ * with the fleet), put its mount target in the scratch's subnets and security group, mark its teardown, and delete
+ * it and its mount target: this fleet's file systems only, and nothing untagged ever. ARNs are formatted in
+ * `scope`'s stack.
+ */
+export function grantRunFileSystems(
+  scope: IConstruct,
+  grantee: iam.IGrantable,
+  scratch: IScratchFileSystems,
+  maker: RunFileSystemMaker,
+): iam.Grant {
+  const { fleetId } = scratch;
+  const fileSystems = anyFileSystemArn(scope);
+  const networkInterfaces = anyNetworkInterfaceArn(scope);
+  const securityGroup = Stack.of(scope).formatArn({
+    service: 'ec2',
+    resource: 'security-group',
+    resourceName: scratch.securityGroup.securityGroupId,
+  });
+  acknowledgeScratchWildcards(grantee, fileSystems, networkInterfaces);
+  // The order of the statements is the policy's: a new order would rewrite the deployed policy document.
+  let grant = grantCreateTagged(grantee, fleetId, fileSystems, maker.createTagKeys);
+  if (maker.tagKeysAfterCreate) {
+    grant = grant.combine(
+      allow(
+        grantee,
+        ['elasticfilesystem:TagResource'],
+        [fileSystems],
+        onlyTagKeysOfFleet(fleetId, maker.tagKeysAfterCreate),
+      ),
+    );
+  }
+  grant = grant
+    .combine(grantTeardownMark(grantee, fleetId, fileSystems))
+    .combine(grantMountTargetsAndDelete(grantee, fleetId, fileSystems))
+    .combine(grantScratchLookups(grantee));
+  if (maker.creditGuard) grant = grant.combine(grantCreditGuard(grantee, fleetId, fileSystems));
+  grant = grant
+    .combine(
+      grantMountTargetInterfaces(
+        grantee,
+        networkInterfaces,
+        subnetArns(scope, Object.values(scratch.subnets)),
+        securityGroup,
+      ),
+    )
+    .combine(grantEfsServiceLinkedRole(scope, grantee))
+    .combine(grantScratchKey(grantee, scratch.encryptionKey));
+  denyUntaggedScratch(grantee);
+  return grant;
+}
+
 /** The two wildcard resources the scratch grants need, acknowledged with the conditions that bound them. */
-export function acknowledgeScratchWildcards(
+function acknowledgeScratchWildcards(
   grantee: iam.IGrantable,
   fileSystems: string,
   networkInterfaces: string,
@@ -39,13 +111,12 @@ export function acknowledgeScratchWildcards(
 /**
  * Create only encrypted file systems tagged with the fleet (with the create tags only), and tag them as part
  * of the create. CreateFileSystem has no resource type: the request's tags and encryption are what can be checked.
- * `tagKeys`: the keys a create may set (a Batch submit's differ from an instance's).
  */
-export function grantCreateTagged(
+function grantCreateTagged(
   grantee: iam.IGrantable,
   fleetId: string,
   fileSystems: string,
-  tagKeys: readonly string[] = SCRATCH_CREATE_TAG_KEYS,
+  tagKeys: readonly string[],
 ): iam.Grant {
   return allow(grantee, ['elasticfilesystem:CreateFileSystem'], ['*'], {
     StringEquals: { [`aws:RequestTag/${TAG_FLEET}`]: fleetId },
@@ -65,7 +136,7 @@ export function grantCreateTagged(
  * A teardown marks its start for the reaper (core/efs/teardown.ts): only that key, only on this fleet's file
  * systems. Nothing else is ever retagged: every run owns the file system it created for its whole life.
  */
-export function grantTeardownMark(grantee: iam.IGrantable, fleetId: string, fileSystems: string): iam.Grant {
+function grantTeardownMark(grantee: iam.IGrantable, fleetId: string, fileSystems: string): iam.Grant {
   return allow(
     grantee,
     ['elasticfilesystem:TagResource'],
@@ -80,7 +151,7 @@ export function grantTeardownMark(grantee: iam.IGrantable, fleetId: string, file
  * no resource type and no condition key that narrows it to a namespace or dimension (the Service
  * Authorization Reference's only resource for it, `dataset`, is for OTLP data): read-only, Region-wide.
  */
-export function grantCreditGuard(grantee: iam.IGrantable, fleetId: string, fileSystems: string): iam.Grant {
+function grantCreditGuard(grantee: iam.IGrantable, fleetId: string, fileSystems: string): iam.Grant {
   return allow(
     grantee,
     ['elasticfilesystem:UpdateFileSystem'],
@@ -98,7 +169,7 @@ const MOUNT_TARGET_AND_DELETE_ACTIONS = [
 ];
 
 /** Mount targets and deletion, on this fleet's file systems only. */
-export function grantMountTargetsAndDelete(grantee: iam.IGrantable, fleetId: string, fileSystems: string) {
+function grantMountTargetsAndDelete(grantee: iam.IGrantable, fleetId: string, fileSystems: string) {
   return allow(grantee, MOUNT_TARGET_AND_DELETE_ACTIONS, [fileSystems], taggedWithFleet(fleetId));
 }
 
@@ -106,7 +177,7 @@ export function grantMountTargetsAndDelete(grantee: iam.IGrantable, fleetId: str
  * Lookup by CreationToken (after a create whose answer was lost) and the subnet and interface reads of
  * CreateMountTarget are list calls: no resource-level permissions exist.
  */
-export function grantScratchLookups(grantee: iam.IGrantable): iam.Grant {
+function grantScratchLookups(grantee: iam.IGrantable): iam.Grant {
   return allow(
     grantee,
     ['elasticfilesystem:DescribeFileSystems', 'ec2:DescribeSubnets', 'ec2:DescribeNetworkInterfaces'],
@@ -121,7 +192,7 @@ export function grantScratchLookups(grantee: iam.IGrantable): iam.Grant {
  * DeleteMountTarget deletes that interface as the caller; an existing interface has a subnet, which
  * DeleteNetworkInterface evaluates as ec2:Subnet.
  */
-export function grantMountTargetInterfaces(
+function grantMountTargetInterfaces(
   grantee: iam.IGrantable,
   networkInterfaces: string,
   subnets: string[],
@@ -139,7 +210,7 @@ export function grantMountTargetInterfaces(
 }
 
 /** The first EFS file system of an account creates the EFS service-linked role. */
-export function grantEfsServiceLinkedRole(scope: IConstruct, grantee: iam.IGrantable): iam.Grant {
+function grantEfsServiceLinkedRole(scope: IConstruct, grantee: iam.IGrantable): iam.Grant {
   const role = Stack.of(scope).formatArn({
     service: 'iam',
     region: '',
@@ -152,7 +223,7 @@ export function grantEfsServiceLinkedRole(scope: IConstruct, grantee: iam.IGrant
 }
 
 /** Whatever else the role is granted, nothing untagged is ever touched. */
-export function denyUntaggedScratch(grantee: iam.IGrantable): void {
+function denyUntaggedScratch(grantee: iam.IGrantable): void {
   grantee.grantPrincipal.addToPrincipalPolicy(
     new iam.PolicyStatement({
       effect: iam.Effect.DENY,
@@ -173,7 +244,7 @@ export function denyUntaggedScratch(grantee: iam.IGrantable): void {
  * CreateGrant (EFS keeps a grant for the file system's life) and GenerateDataKeyWithoutPlaintext on it. An empty
  * grant without a key (the AWS managed key needs nothing).
  */
-export function grantScratchKey(grantee: iam.IGrantable, key: kms.IKey | undefined): iam.Grant {
+function grantScratchKey(grantee: iam.IGrantable, key: kms.IKey | undefined): iam.Grant {
   if (!key) return iam.Grant.drop(grantee, 'no scratch key: the AWS managed key for EFS');
   return key.grant(grantee, 'kms:DescribeKey', 'kms:CreateGrant', 'kms:GenerateDataKeyWithoutPlaintext');
 }

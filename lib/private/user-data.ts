@@ -1,4 +1,6 @@
+import type { IConstruct } from 'constructs';
 import { DEFAULT_AGENT_CONFIG_PATH } from '../../core/contract';
+import { invalidProp } from './validation';
 
 /** Where the user data puts the agent bundle and its launcher on the instance. */
 export const AGENT_BUNDLE_PATH = '/opt/mountfleet/mountfleet.js';
@@ -33,10 +35,20 @@ export function agentUnit(): string {
   ].join('\n');
 }
 
-/** A file written by a quoted heredoc (no shell expansion inside). */
-export function writeFileCommand(path: string, content: string, mode: string): string[] {
+/**
+ * A file of `scope`'s user data written by a quoted heredoc (no shell expansion inside). Of the props, only mount
+ * paths reach such a file as text (the ECS drop-in); agent.json is a token until deploy, and one line.
+ */
+export function writeFileCommand(scope: IConstruct, path: string, content: string, mode: string): string[] {
   const marker = 'MOUNTFLEET_EOF';
-  if (content.includes(marker)) throw new Error(`${path}: content must not contain ${marker}`);
+  if (content.includes(marker)) {
+    invalidProp(
+      scope,
+      'mounts',
+      `${path} of the user data would contain ${marker}, which ends its heredoc`,
+      `take "${marker}" out of the mount paths`,
+    );
+  }
   return [`cat > ${path} <<'${marker}'`, content.replace(/\n$/, ''), marker, `chmod ${mode} ${path}`];
 }
 
@@ -89,8 +101,15 @@ export function installEfsUtilsCommands(): string[] {
  * Refuses a bundle whose sha256 is not the one computed at synth: the boot stops here (`set -e`), with a log
  * line, the file removed, and nothing of it run.
  */
-export function verifyBundleCommands(path: string, sha256: string): string[] {
-  if (!/^[0-9a-f]{64}$/.test(sha256)) throw new Error(`${path}: "${sha256}" is not a sha256 digest`);
+export function verifyBundleCommands(scope: IConstruct, path: string, sha256: string): string[] {
+  if (!/^[0-9a-f]{64}$/.test(sha256)) {
+    invalidProp(
+      scope,
+      'agent',
+      `"${sha256}" is not a sha256 digest of ${path}`,
+      'rebuild the bundle: node scripts/bundle.mjs',
+    );
+  }
   return [
     `if ! echo '${sha256}  ${path}' | sha256sum --check --status; then`,
     `  echo "mountfleet: ${path} does not have the sha256 baked into the launch template (${sha256}); refusing to run it" >&2`,
@@ -108,18 +127,20 @@ export function verifyBundleCommands(path: string, sha256: string): string[] {
  * older than {@link CLOUDWATCH_AGENT_MIN_VERSION} drops Mountpoint's histograms, so it is not started (and the
  * boot goes on: mounts do not need metrics).
  */
-export function installCloudWatchAgentCommands(configPath: string): string[] {
+export function installCloudWatchAgentCommands(scope: IConstruct, configPath: string): string[] {
   return [
     'retry dnf install -y amazon-cloudwatch-agent',
     "CWA_VERSION=$(rpm -q --queryformat '%{VERSION}' amazon-cloudwatch-agent)",
     'CWA_VERSION=${CWA_VERSION%%[!0-9.]*}',
     `if [ "$(printf '%s\\n' '${CLOUDWATCH_AGENT_MIN_VERSION}' "$CWA_VERSION" | sort -V | head -n 1)" = '${CLOUDWATCH_AGENT_MIN_VERSION}' ]; then`,
     ...writeFileCommand(
+      scope,
       `/etc/systemd/system/${CLOUDWATCH_LOAD_UNIT_NAME}`,
       cloudWatchLoadUnit(configPath),
       '0644',
     ),
     ...writeFileCommand(
+      scope,
       `/etc/systemd/system/${CLOUDWATCH_PATH_UNIT_NAME}`,
       cloudWatchPathUnit(configPath),
       '0644',

@@ -21,6 +21,8 @@ interface Property {
 interface JsiiType {
   readonly kind: 'class' | 'interface' | 'enum';
   readonly base?: string;
+  /** The interfaces an interface extends (a struct's bases). */
+  readonly interfaces?: string[];
   readonly datatype?: boolean;
   readonly initializer?: { readonly parameters?: { readonly name: string; readonly type: TypeRef }[] };
   readonly properties?: Property[];
@@ -35,6 +37,14 @@ interface Assembly {
 }
 
 let assembly: Assembly;
+
+/** A struct's properties, with those of the structs of this assembly it extends (not aws-cdk-lib's StackProps). */
+function allProperties(fqn: string): Property[] {
+  const type = assembly.types[fqn];
+  if (!type) return [];
+  return [...(type.interfaces ?? []).flatMap(allProperties), ...(type.properties ?? [])];
+}
+
 beforeAll(() => {
   ensureLibrary();
   assembly = JSON.parse(readFileSync(ASSEMBLY, 'utf8')) as Assembly;
@@ -68,9 +78,25 @@ test.each([
   ]);
   const props = assembly.types[`mountfleet.${name}Props`]!;
   expect(props).toMatchObject({ kind: 'interface', datatype: true });
-  const requiredHere = (props.properties ?? []).filter((p) => !p.optional).map((p) => p.name);
+  const requiredHere = allProperties(`mountfleet.${name}Props`)
+    .filter((p) => !p.optional)
+    .map((p) => p.name);
   expect(requiredHere).toEqual(expect.arrayContaining(required));
 });
+
+test.each(['ComputeFleetProps', 'BatchComputeFleetProps'])(
+  '%s extends FleetInstancesProps and declares none of its props again',
+  (name) => {
+    const type = assembly.types[`mountfleet.${name}`]!;
+    expect(type.interfaces).toEqual(['mountfleet.FleetInstancesProps']);
+    const shared = (assembly.types['mountfleet.FleetInstancesProps']!.properties ?? []).map((p) => p.name);
+    expect(shared).toEqual(
+      expect.arrayContaining(['fleetId', 'network', 'mounts', 'scratch', 'machineImage']),
+    );
+    const own = (type.properties ?? []).map((p) => p.name);
+    expect(own.filter((p) => shared.includes(p))).toEqual([]);
+  },
+);
 
 test('every field of every struct has a summary, and every optional one its @default', () => {
   const missing = Object.entries(assembly.types)

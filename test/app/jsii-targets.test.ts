@@ -51,7 +51,8 @@ describe('Python', () => {
     const source = readFileSync(module, 'utf8');
     for (const name of CONSTRUCTS) {
       expect(source).toMatch(new RegExp(`^class ${name}\\(`, 'm'));
-      expect(source).toMatch(new RegExp(`^class ${name}Props:`, 'm'));
+      // A fleet's props extend the instances' props (FleetInstancesProps), a Python base class.
+      expect(source).toMatch(new RegExp(`^class ${name}Props(\\(FleetInstancesProps\\))?:`, 'm'));
     }
     expect(source).toContain('fleet_id: builtins.str');
   });

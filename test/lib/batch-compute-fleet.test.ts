@@ -340,6 +340,37 @@ describe('teardown', () => {
   });
 });
 
+describe('the functions', () => {
+  test('keep the logical ids of their log group, role, policy, function and dead-letter queue (a new id replaces the resource on deploy)', () => {
+    const t = batchFleetStack().template();
+    const ids = Object.keys(t.toJSON().Resources as object).filter((id) =>
+      /^Fleet(Submit|Teardown)(LogGroup|DeadLetterQueue|Role|RoleDefaultPolicy|Function)[0-9A-F]{8}$/.test(
+        id,
+      ),
+    );
+    expect(ids.sort()).toEqual([
+      'FleetSubmitFunctionD81DCD51',
+      'FleetSubmitLogGroup759481ED',
+      'FleetSubmitRoleC483ED70',
+      'FleetSubmitRoleDefaultPolicy9514B545',
+      'FleetTeardownDeadLetterQueue4A14DD75',
+      'FleetTeardownFunction4067F9E2',
+      'FleetTeardownLogGroupD0478899',
+      'FleetTeardownRoleDefaultPolicy02255AEE',
+      'FleetTeardownRoleE9FDA38F',
+    ]);
+    // The teardown's failed events and invocations land in its queue; the submit function is invoked synchronously.
+    t.hasResourceProperties('AWS::Lambda::Function', {
+      FunctionName: Match.absent(),
+      DeadLetterConfig: { TargetArn: { 'Fn::GetAtt': ['FleetTeardownDeadLetterQueue4A14DD75', 'Arn'] } },
+    });
+    t.hasResourceProperties('AWS::Lambda::Function', {
+      FunctionName: 'mountfleet-train-batch-submit',
+      DeadLetterConfig: Match.absent(),
+    });
+  });
+});
+
 describe('bad input', () => {
   test('a zone the network has no subnet in', () => {
     expect(() => batchFleetStack({ azIds: ['use1-az1'] })).toThrow(
@@ -351,6 +382,20 @@ describe('bad input', () => {
     const long = Array.from({ length: 9 }, (_, i) => `/mnt/${'d'.repeat(25)}${i}`);
     expect(() => batchFleetStack({}, { mountPaths: long })).toThrow(
       /^Test\/Fleet: mounts: the mount paths joined by ':' are 2\d\d characters, more than the 256/,
+    );
+  });
+
+  test('a queue asked for in a zone the fleet does not run in', () => {
+    const { fleet } = batchFleetStack();
+    expect(fleet.jobQueueFor('use1-az6')).toBe(fleet.zones[1].jobQueue);
+    expect(() => fleet.jobQueueFor('use1-az1')).toThrow(
+      /^Test\/Fleet: jobQueueFor\(use1-az1\): no job queue in use1-az1 — the fleet has queues in use1-az4, use1-az6$/,
+    );
+  });
+
+  test('a mount path with the end marker of the heredoc that writes the ECS drop-in', () => {
+    expect(() => batchFleetStack({}, { mountPaths: ['/mnt/MOUNTFLEET_EOF'] })).toThrow(
+      /^Test\/Fleet: mounts: \/etc\/systemd\/system\/ecs\.service\.d\/10-mountfleet\.conf of the user data would contain MOUNTFLEET_EOF, which ends its heredoc — take "MOUNTFLEET_EOF" out of the mount paths$/,
     );
   });
 

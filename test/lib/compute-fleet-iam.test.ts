@@ -159,7 +159,7 @@ describe('expected bucket owner', () => {
         }),
       }),
     ).toThrow(
-      /Agnostic\/Fleet: invalid agent config from the construct props:\n {2}mounts\.1\.path: conflicts with/,
+      /Agnostic\/Fleet: agent\.json: invalid agent config from the construct props:\n {2}mounts\.1\.path: conflicts with/,
     );
     const { template } = buildFleet({ envAgnostic: true });
     const { mounts } = agentJsonOf(template()) as { mounts: Array<{ expectedBucketOwner?: string }> };

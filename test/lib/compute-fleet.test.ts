@@ -258,7 +258,7 @@ describe('ComputeFleet', () => {
     [
       'nested mount paths',
       { mounts: 'nested' },
-      /^Test\/Fleet: invalid agent config from the construct props:\n {2}mounts\.1\.path: conflicts with mounts\[0\]\.path \/mnt\/data/,
+      /^Test\/Fleet: agent\.json: invalid agent config from the construct props:\n {2}mounts\.1\.path: conflicts with mounts\[0\]\.path \/mnt\/data/,
     ],
     [
       'a read-write mount without a prefix',

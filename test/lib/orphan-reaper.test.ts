@@ -59,6 +59,45 @@ describe('OrphanReaper', () => {
     t.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
   });
 
+  test('keeps the logical ids, order and settings of its function, role, policy, log group and dead-letter queue (a new id replaces the resource on deploy)', () => {
+    type Resource = { Type: string; Properties: Record<string, unknown>; DependsOn?: unknown };
+    const t = reaper().toJSON() as { Resources: Record<string, Resource> };
+    const own = Object.entries(t.Resources)
+      .filter(([id]) => /^Reaper(LogGroup|DeadLetterQueue|Role|Function)[0-9A-F]{8}$/.test(id))
+      .map(([id, r]) => [id, r.Type]);
+    expect(own).toEqual([
+      ['ReaperLogGroupA95EC377', 'AWS::Logs::LogGroup'],
+      ['ReaperDeadLetterQueue6AC26A62', 'AWS::SQS::Queue'],
+      ['ReaperRole31ABEC86', 'AWS::IAM::Role'],
+      ['ReaperFunctionF52F06D3', 'AWS::Lambda::Function'],
+    ]);
+    const fn = t.Resources['ReaperFunctionF52F06D3'];
+    expect(fn.DependsOn).toEqual(['ReaperRoleDefaultPolicy70DAA954']);
+    expect(fn.Properties).toMatchObject({
+      Description: 'mountfleet orphan reaper: deletes orphaned scratch file systems of fleet train',
+      MemorySize: 256,
+      Timeout: 300,
+      Architectures: ['arm64'],
+      ReservedConcurrentExecutions: 1,
+      LoggingConfig: { LogGroup: { Ref: 'ReaperLogGroupA95EC377' } },
+      DeadLetterConfig: { TargetArn: { 'Fn::GetAtt': ['ReaperDeadLetterQueue6AC26A62', 'Arn'] } },
+    });
+    expect(t.Resources['ReaperFunctionEventInvokeConfigC9640CAF']).toMatchObject({
+      Properties: { MaximumRetryAttempts: 2 },
+    });
+    expect(t.Resources['ReaperRole31ABEC86']).toMatchObject({
+      Properties: { Description: 'mountfleet orphan reaper of fleet train' },
+    });
+    // The policy's statements in their deployed order: the dead-letter queue, the reaping grants, the log group.
+    const { PolicyDocument } = t.Resources['ReaperRoleDefaultPolicy70DAA954'].Properties as {
+      PolicyDocument: { Statement: Array<{ Action: string | string[] }> };
+    };
+    const actions = PolicyDocument.Statement.map((st) => st.Action);
+    expect(actions[0]).toBe('sqs:SendMessage');
+    expect(actions[1]).toContain('elasticfilesystem:DescribeFileSystems');
+    expect(actions[actions.length - 1]).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents']);
+  });
+
   test('alarms on errors, deletion bursts and dead letters — none when turned off', () => {
     const t = reaper({ deletionAlarmThreshold: 12 });
     t.resourceCountIs('AWS::CloudWatch::Alarm', 3);

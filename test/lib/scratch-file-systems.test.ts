@@ -2,9 +2,16 @@ import { Duration, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import {
+  BATCH_SCRATCH_CREATE_TAG_KEYS,
+  BATCH_SCRATCH_SUBMIT_TAG_KEYS,
+  SCRATCH_CREATE_TAG_KEYS,
+} from '../../core/contract';
 import { FleetNetwork, ScratchFileSystems } from '../../lib';
+import { batchFleetStack } from './batch-fleet-fixture';
+import { policyOfRole } from './batch-iam-evaluator';
 import { fleetStack } from './fleet-fixture';
-import { AZS, ensureBundles, statements, testStack } from './support';
+import { AZS, ensureBundles, statements, testStack, type Statement } from './support';
 
 beforeAll(ensureBundles);
 
@@ -186,5 +193,57 @@ describe('ScratchFileSystems', () => {
         subnets: {},
       }),
     ).toThrow(/^Test\/S: subnets: has no subnet — give one subnet per AZ ID the fleet runs in$/);
+  });
+});
+
+describe("who makes a run's file system", () => {
+  /** The statements about file systems, their mount targets' interfaces and the scratch key. */
+  const scratchStatements = (policy: Statement[]) =>
+    policy.filter((st) =>
+      [st.Action]
+        .flat()
+        .some((a) => /^(elasticfilesystem|kms|cloudwatch):|^ec2:(Create|Delete)NetworkInterface$/.test(a)),
+    );
+  const createTagKeys = (policy: Statement[]) =>
+    policy
+      .filter((st) => st.Action === 'elasticfilesystem:CreateFileSystem')
+      .map((st) => (st.Condition as Record<string, Record<string, unknown>>)['ForAllValues:StringEquals']);
+  const without = (policy: Statement[], others: Statement[]) =>
+    policy.filter((st) => !others.some((o) => JSON.stringify(o) === JSON.stringify(st)));
+
+  test("an instance's agent and a Batch fleet's functions get one grant: they differ in the create keys, the job's tags and the credit guard, and both use the scratch key", () => {
+    const { stack, scratch, template } = batchFleetStack({}, { scratchKey: true });
+    const instanceRole = new iam.Role(stack, 'Instance', {
+      assumedBy: new iam.ServicePrincipal('ec2.amazonaws.com'),
+    });
+    scratch!.grantCreateAndDelete(instanceRole);
+    const t = template();
+    const instance = scratchStatements(policyOfRole(t, 'Instance'));
+    const runner = scratchStatements(policyOfRole(t, 'FleetSubmitRole'));
+
+    expect(createTagKeys(instance)).toEqual([{ 'aws:TagKeys': [...SCRATCH_CREATE_TAG_KEYS] }]);
+    expect(createTagKeys(runner)).toEqual([{ 'aws:TagKeys': [...BATCH_SCRATCH_CREATE_TAG_KEYS] }]);
+    const onlyInstance = without(instance, runner).map((st) => st.Action);
+    expect(onlyInstance).toEqual([
+      'elasticfilesystem:CreateFileSystem',
+      'elasticfilesystem:UpdateFileSystem',
+      'cloudwatch:GetMetricData',
+    ]);
+    const onlyRunner = without(runner, instance);
+    expect(onlyRunner.map((st) => st.Action)).toEqual([
+      'elasticfilesystem:CreateFileSystem',
+      'elasticfilesystem:TagResource',
+    ]);
+    expect(JSON.stringify(onlyRunner[1].Condition)).toContain(
+      JSON.stringify([...BATCH_SCRATCH_SUBMIT_TAG_KEYS]),
+    );
+    for (const policy of [instance, runner]) {
+      expect(policy).toContainEqual(
+        expect.objectContaining({
+          Action: ['kms:DescribeKey', 'kms:CreateGrant', 'kms:GenerateDataKeyWithoutPlaintext'],
+          Resource: { 'Fn::GetAtt': [expect.stringMatching(/^ScratchKey/), 'Arn'] },
+        }),
+      );
+    }
   });
 });

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Stack } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { agentPaths } from '../../../core/contract/agent-paths';
 import {
@@ -78,7 +79,7 @@ describe('agent bundle sha256', () => {
     const dir = mkdtempSync(join(tmpdir(), 'mf-bundle-'));
     const file = join(dir, 'mountfleet.js');
     writeFileSync(file, content);
-    const r = runBash([...verifyBundleCommands(file, digest), 'echo ran >> "$LOG"']);
+    const r = runBash([...verifyBundleCommands(new Stack(), file, digest), 'echo ran >> "$LOG"']);
     expect(r.status).toBe(0);
     expect(r.calls).toBe('ran\n');
   });
@@ -87,15 +88,25 @@ describe('agent bundle sha256', () => {
     const dir = mkdtempSync(join(tmpdir(), 'mf-bundle-'));
     const file = join(dir, 'mountfleet.js');
     writeFileSync(file, content.replace('mountfleet', 'evil'));
-    const r = runBash([...verifyBundleCommands(file, digest), 'echo ran >> "$LOG"']);
+    const r = runBash([...verifyBundleCommands(new Stack(), file, digest), 'echo ran >> "$LOG"']);
     expect(r.status).toBe(1);
     expect(r.stderr).toContain(`${file} does not have the sha256 baked into the launch template`);
     expect(r.calls).toBe('');
     expect(existsSync(file)).toBe(false);
   });
 
+  test('a digest that is not one fails at synth, naming the construct and the prop (it would be shell text)', () => {
+    const stack = new Stack(undefined, 'Test');
+    expect(() => verifyBundleCommands(stack, '/opt/mountfleet/mountfleet.js', "x'; reboot; '")).toThrow(
+      /^Test: agent: "x'; reboot; '" is not a sha256 digest of \/opt\/mountfleet\/mountfleet\.js — rebuild the bundle/,
+    );
+  });
+
   test('a missing bundle is refused too', () => {
-    const r = runBash([...verifyBundleCommands('/nonexistent/mountfleet.js', digest), 'echo ran >> "$LOG"']);
+    const r = runBash([
+      ...verifyBundleCommands(new Stack(), '/nonexistent/mountfleet.js', digest),
+      'echo ran >> "$LOG"',
+    ]);
     expect(r.status).toBe(1);
     expect(r.calls).toBe('');
   });
@@ -111,7 +122,9 @@ describe('CloudWatch agent', () => {
   });
   /** The fragment with the unit written under a temporary root instead of /etc. */
   const fragment = (root: string) =>
-    installCloudWatchAgentCommands(configPath).map((l) => l.replaceAll('/etc/systemd/system/', `${root}/`));
+    installCloudWatchAgentCommands(new Stack(), configPath).map((l) =>
+      l.replaceAll('/etc/systemd/system/', `${root}/`),
+    );
 
   test.each([
     ['the minimum release', CLOUDWATCH_AGENT_MIN_VERSION],
