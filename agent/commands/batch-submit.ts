@@ -7,11 +7,11 @@
  */
 import { batchClient, lambdaClient } from '../../core/aws';
 import { parseSubmitRequest, submitThroughFunction } from '../../core/batch';
-import { generateJobId } from '../../core/scratch';
 import { EXIT_STATUS, MountfleetError, UsageError, parseBytes } from '../../core/common';
 import {
   JOB_NAME_PATTERN,
   SUBMIT_FUNCTION_TIMEOUT_MINUTES,
+  generateJobId,
   type BatchSubmitResult,
 } from '../../core/contract';
 import { parsePositive, parseWholeNumber } from '../args';

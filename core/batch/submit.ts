@@ -11,11 +11,13 @@ import {
   TAG_FLEET,
   batchSubmitRequestSchema,
   formatIssues,
+  generateJobId,
+  generateRunId,
   type BatchSubmitAnswer,
   type BatchSubmitRequest,
   type BatchSubmitResult,
 } from '../contract';
-import { burstCreditPreflight, generateJobId, generateRunId } from '../scratch';
+import { burstCreditPreflight } from '../credit';
 import {
   readBaseJobDefinition,
   scratchPathOf,

@@ -1,6 +1,6 @@
 /**
  * What one `scratch run` holds on its instance for its whole life: its job id (within its fleet) and its
- * mount path. Neither is what keeps scratch safe — every run has a file system of its own (naming.ts) — but
+ * mount path. Neither is what keeps scratch safe — every run has a file system of its own (core/contract/naming.ts) — but
  * both refuse an accidental duplicate early and clearly: a second run of the same job id, a second run on
  * the same path (it would stack its mount on the first's), and a run on a path inside, or containing,
  * another run's path (one run's unmount would take the other's mount with it). Refused before anything is

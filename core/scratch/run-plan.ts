@@ -8,12 +8,10 @@
 import { EXIT_STATUS, MountfleetError, withoutTrailingSlash } from '../common';
 import { DEFAULT_SCRATCH_PATH, agentPaths } from '../contract';
 import { metadataService, readInstanceIdentity, type InstanceIdentity } from '../instance';
+import { burstCreditPreflight, type CreditGuardOptions, type OnCreditLow, type RunSummary } from '../credit';
 import { BUILT_IN_PRICES } from '../plan';
-import type { CreditGuardOptions, OnCreditLow } from './credit-guard';
 import type { InstancePlacement } from './lifecycle';
 import { prepareLocalRun, type LocalSetup } from './local-setup';
-import { burstCreditPreflight } from './preflight';
-import type { RunSummary } from './run-summary';
 import {
   loadOptionalAgentConfig,
   resolveFleetId,

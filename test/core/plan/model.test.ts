@@ -1,4 +1,5 @@
-import { computePlan, INITIAL_BURST_CREDIT_GIB } from '../../../core/plan/model';
+import { INITIAL_BURST_CREDIT_GIB } from '../../../core/credit/model';
+import { computePlan } from '../../../core/plan/model';
 import { PRESETS } from '../../../core/plan/presets';
 import { BUILT_IN_PRICES, resolvePrices, type RegionPrices } from '../../../core/plan/prices';
 import { parseBytes, parseDuration, parseMbps } from '../../../core/common/units';

@@ -1,13 +1,12 @@
 /**
- * The outcome of a `scratch run` as one JSON document (`--summary FILE` and the last line of stderr), and
- * the comparison `mountfleet plan --against SUMMARY.json` makes with a plan, so the planner is checked
- * against what real jobs used.
+ * The outcome of a `scratch run` as one JSON document (`--summary FILE` and the last line of stderr): the job,
+ * its exit status and what its burst-credit guard measured (guard.ts). `mountfleet plan --against SUMMARY.json`
+ * reads it back (core/plan/against.ts), so the planner is checked against what real jobs used.
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { type PlanResult } from '../plan';
-import { GIB, UsageError } from '../common';
-import type { CreditReport } from './credit-guard';
+import { UsageError } from '../common';
+import type { CreditReport } from './guard';
 
 const bytes = z.number().nonnegative().nullable();
 
@@ -84,47 +83,4 @@ export function readRunSummary(file: string): RunSummary {
     );
   }
   return parsed.data;
-}
-
-export interface AgainstRow {
-  readonly what: 'metered I/O (CloudWatch)' | 'metered I/O (NFS client)' | 'burst credit used';
-  readonly plannedGib: number;
-  /** What the run measured; null when it measured nothing (no CloudWatch datapoints). */
-  readonly measuredGib: number | null;
-  /** (planned − measured) / measured, in percent. */
-  readonly differencePercent: number | null;
-}
-
-/** The plan's predictions beside what the run measured. */
-export function compareWithRun(plan: PlanResult, run: RunSummary): readonly AgainstRow[] {
-  const row = (what: AgainstRow['what'], plannedGib: number, measuredBytes: number | null): AgainstRow => {
-    const measuredGib = measuredBytes === null ? null : measuredBytes / GIB;
-    return {
-      what,
-      plannedGib,
-      measuredGib,
-      differencePercent:
-        measuredGib === null || measuredGib === 0 ? null : ((plannedGib - measuredGib) / measuredGib) * 100,
-    };
-  };
-  return [
-    row('metered I/O (CloudWatch)', plan.totals.meteredGib, run.meteredIoBytes),
-    ...(run.nfsMeteredBytes === null
-      ? []
-      : [row('metered I/O (NFS client)', plan.totals.meteredGib, run.nfsMeteredBytes)]),
-    row('burst credit used', plan.bursting.netCreditUsedGib, run.burstCreditUsedBytes),
-  ];
-}
-
-export function renderAgainst(rows: readonly AgainstRow[], file: string): string {
-  const gib = (v: number | null) => (v === null ? 'not measured' : `${v.toFixed(2)} GiB`);
-  const pct = (v: number | null) => (v === null ? '-' : `${v >= 0 ? '+' : ''}${v.toFixed(1)} %`);
-  return [
-    `Against ${file} (plan − run, in % of the run):`,
-    ...rows.map(
-      (r) =>
-        `  ${r.what.padEnd(24)} plan ${gib(r.plannedGib).padStart(12)}   run ${gib(r.measuredGib).padStart(12)}   ${pct(r.differencePercent)}`,
-    ),
-    '',
-  ].join('\n');
 }
