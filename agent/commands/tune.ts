@@ -8,8 +8,8 @@ import { printJson } from '../output';
 import { ec2Client } from '../../core/aws';
 import { DEFAULT_AGENT_CONFIG_PATH, loadAgentConfig } from '../../core/contract';
 import { DEFAULT_ROOT_FREE_GIB } from '../../core/tuner';
-import { formatTuneReport, tuneForInstanceType } from '../../core/instance';
-import { addCsiOptions, printCsiManifests, type CsiOptions } from './tune-csi';
+import { formatTuneReport, tuneCsiVolumes, tuneForInstanceType } from '../../core/instance';
+import { addCsiOptions, csiRequest, printCsiManifests, type CsiOptions } from './tune-csi';
 
 interface TuneOptions extends CsiOptions, AwsFlags {
   instanceType: string;
@@ -62,7 +62,7 @@ export const register: RegisterCommand = (program) => {
     const configPath = opts.config ?? process.env.MOUNTFLEET_CONFIG ?? DEFAULT_AGENT_CONFIG_PATH;
     if (opts.csi) {
       const config = opts.config || existsSync(configPath) ? loadAgentConfig(configPath) : undefined;
-      return await printCsiManifests(opts, config, rootFreeGiB);
+      return printCsiManifests(await tuneCsiVolumes(csiRequest(opts, config, rootFreeGiB)), opts.json);
     }
     // The API is optional here (the built-in table answers for known types): without a Region or credentials
     // tune says so and uses the table, unless --region or --profile asked for the API explicitly.
