@@ -28,6 +28,8 @@ export const EXIT_STATUS = {
   failure: 1,
   /** A bad command line or config (flag, value, agent.json field): nothing was done. */
   usage: 2,
+  /** `status`: no agent runs (none started, or the pid its state file names is gone). */
+  notRunning: 3,
   /** Another run holds what this one needs (a job id, a path, a run dir, a live run's scratch): EX_TEMPFAIL. */
   inUse: 75,
   /** Stopped by SIGINT or SIGTERM after reporting what was done (128 + SIGINT's 2). */
