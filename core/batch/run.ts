@@ -91,13 +91,16 @@ export interface SubmittedRun {
   readonly attempt: number;
 }
 
-/** A submit failed, or was stopped; the message names the step and what the rollback did. */
-class BatchSubmitError extends MountfleetError {
+/**
+ * A submit failed, or was stopped; the message names the step and what the rollback did. Its name is what a
+ * submitter sees of the submit function's error (`BatchSubmitError: run …`).
+ */
+export class BatchSubmitError extends MountfleetError {
   override readonly name = 'BatchSubmitError';
 }
 
 /** The run's file system was made by another caller (another claim): that caller registers and submits. */
-export class RunMadeElsewhere extends Error {
+export class RunMadeElsewhere extends MountfleetError {
   override readonly name = 'RunMadeElsewhere';
   constructor(
     readonly runId: string,
@@ -312,7 +315,13 @@ interface Made {
 }
 
 /** Thrown between steps once a stop was asked for. */
-class StopAsked extends Error {}
+class StopAsked extends MountfleetError {
+  override readonly name = 'StopAsked';
+
+  constructor() {
+    super('stop asked', EXIT_STATUS.interrupted);
+  }
+}
 
 /** The file system learns its job: best effort, the job runs either way (its teardown finds it by token). */
 async function tagSubmitted(

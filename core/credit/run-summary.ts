@@ -60,25 +60,20 @@ export function runSummary(run: {
   };
 }
 
-/** `plan --against` was given a file that is no run summary: the message names the file and the field (exit 2). */
-class SummaryError extends UsageError {
-  override readonly name = 'SummaryError';
-}
-
-/** Reads and checks a summary file; the error names the file and the field. */
+/** Reads and checks a summary file; a UsageError (exit 2) names the file and the field. */
 export function readRunSummary(file: string): RunSummary {
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new SummaryError(
+    throw new UsageError(
       `--against ${file}: ${(err as Error).message} — give the file \`scratch run --summary\` wrote`,
     );
   }
   const parsed = runSummarySchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new SummaryError(
+    throw new UsageError(
       `--against ${file}: ${issue.path.join('.') || '(root)'}: ${issue.message} — give the file \`scratch run --summary\` wrote`,
     );
   }

@@ -9,7 +9,7 @@
  */
 import { costOptions, recommend, type CostOption } from './costs';
 import type { RegionPrices } from './prices';
-import { gibFromRate, MIB } from '../common';
+import { gibFromRate, MIB, UsageError } from '../common';
 import {
   burstCreditOutlook,
   INITIAL_BURST_CREDIT_GIB,
@@ -17,14 +17,7 @@ import {
   type BurstCreditOutlook,
 } from '../credit';
 import { planS3Files, s3FilesCost, type S3FilesPlan } from './s3-files';
-import {
-  quantityGib,
-  resolveInput,
-  WorkloadError,
-  type Quantity,
-  type ResolvedInput,
-  type Workload,
-} from './workload';
+import { quantityGib, resolveInput, type Quantity, type ResolvedInput, type Workload } from './workload';
 
 interface StepResult {
   readonly name: string;
@@ -72,7 +65,7 @@ export interface PlanResult {
 function stepSeconds(moved: number[], given: (number | undefined)[], runSeconds: number): number[] {
   const assigned = given.reduce<number>((sum, s) => sum + (s ?? 0), 0);
   if (assigned > runSeconds + 1e-6) {
-    throw new WorkloadError(
+    throw new UsageError(
       `the steps' times add up to ${assigned} s, more than the run time (${runSeconds} s)`,
     );
   }
@@ -98,8 +91,8 @@ export function computePlan(
 ): PlanResult {
   const input = resolveInput(workload.input);
   const runSeconds = workload.runSeconds;
-  if (!(runSeconds > 0)) throw new WorkloadError('give the run time (--run-time), e.g. 55m');
-  if (workload.steps.length === 0) throw new WorkloadError('give at least one step (--step or --preset)');
+  if (!(runSeconds > 0)) throw new UsageError('give the run time (--run-time), e.g. 55m');
+  if (workload.steps.length === 0) throw new UsageError('give at least one step (--step or --preset)');
 
   const { steps, storage } = planSteps(workload, input);
   const totals = {
@@ -172,7 +165,7 @@ function planSteps(workload: Workload, input: ResolvedInput) {
  */
 function exhaustionAt(bitrates: readonly number[], workload: Workload, input: ResolvedInput): Exhaustion[] {
   if (bitrates.length > 0 && input.durationSeconds === undefined) {
-    throw new WorkloadError('exhaustion by bit rate needs the input duration: give --duration or --bitrate');
+    throw new UsageError('exhaustion by bit rate needs the input duration: give --duration or --bitrate');
   }
   return bitrates.map((mbps) => {
     const duration = input.durationSeconds as number;
