@@ -17,9 +17,6 @@ export const CREDENTIALS_TIMEOUT_MS = 5000;
 
 const REGION_PATTERN = /^[a-z]{2}(-[a-z]+)+-\d+$/;
 
-/** No Region or no credentials: nothing was sent to AWS; the message says how to set them. */
-export class AwsSetupError extends UsageError {}
-
 /** `--region` for a command that calls AWS (add `profileOption()` beside it). */
 export function regionOption(): Option {
   return new Option(
@@ -37,9 +34,35 @@ export function profileOption(): Option {
  * Applies `--region`/`--profile` (through the SDK's own variables, so every client built afterwards uses
  * them) and checks, with the SDK's own default chains, that a Region and credentials are there. The Region
  * is `--region`, else `configRegion` (agent.json's, where the command reads one), else the SDK's chain
- * (AWS_REGION, the profile's `region`). Resolves to it; throws AwsSetupError when either is missing.
+ * (AWS_REGION, the profile's `region`). Resolves to it; throws a UsageError when either is missing (nothing
+ * was sent to AWS; the message says how to set them).
  */
 export async function resolveAws(flags: AwsFlags, configRegion?: string): Promise<string> {
+  const setUp = await checkAws(flags, configRegion);
+  if ('missing' in setUp) throw new UsageError(setUp.missing);
+  return setUp.region;
+}
+
+/**
+ * For a command to which the API is optional (`tune`): true when a Region and credentials are there; false,
+ * after `fallBack` is told what is missing, when they are not and neither `--region` nor `--profile` asked for
+ * the API (then, as a bad `--region`, it is a UsageError).
+ */
+export async function canCallAws(flags: AwsFlags, fallBack: (missing: string) => void): Promise<boolean> {
+  if (flags.region !== undefined || flags.profile !== undefined) {
+    await resolveAws(flags);
+    return true;
+  }
+  const setUp = await checkAws(flags);
+  if ('missing' in setUp) fallBack(setUp.missing);
+  return !('missing' in setUp);
+}
+
+/** resolveAws's work: the Region, or what is missing, said with how to set it; a bad `--region` is a UsageError. */
+async function checkAws(
+  flags: AwsFlags,
+  configRegion?: string,
+): Promise<{ readonly region: string } | { readonly missing: string }> {
   if (flags.region !== undefined && !REGION_PATTERN.test(flags.region)) {
     throw new UsageError(`--region "${flags.region}": must be a Region such as us-east-1`);
   }
@@ -48,24 +71,24 @@ export async function resolveAws(flags: AwsFlags, configRegion?: string): Promis
   const region = flags.region ?? configRegion;
   const probe = efsClient(region ? { region } : {});
   try {
-    let resolved: string;
-    try {
-      resolved = await probe.config.region();
-    } catch {
-      throw new AwsSetupError(
-        'no AWS Region: pass --region (e.g. --region us-east-1), set AWS_REGION, or give the profile a region (`aws configure`)',
-      );
+    const resolved = await probe.config.region().catch(() => undefined);
+    if (resolved === undefined) {
+      return {
+        missing:
+          'no AWS Region: pass --region (e.g. --region us-east-1), set AWS_REGION, or give the profile a region (`aws configure`)',
+      };
     }
-    try {
-      await withinTimeout(probe.config.credentials(), CREDENTIALS_TIMEOUT_MS);
-    } catch (err) {
-      const profile = process.env.AWS_PROFILE;
-      throw new AwsSetupError(
-        `no AWS credentials${profile ? ` for profile "${profile}"` : ''} (${(err as Error).message}): set ` +
-          'AWS_PROFILE or pass --profile, run `aws configure` (or `aws sso login`), or run on an instance with a role',
-      );
-    }
-    return resolved;
+    const failure = await withinTimeout(probe.config.credentials(), CREDENTIALS_TIMEOUT_MS).then(
+      () => undefined,
+      (err: unknown) => err as Error,
+    );
+    if (failure === undefined) return { region: resolved };
+    const profile = process.env.AWS_PROFILE;
+    return {
+      missing:
+        `no AWS credentials${profile ? ` for profile "${profile}"` : ''} (${failure.message}): set ` +
+        'AWS_PROFILE or pass --profile, run `aws configure` (or `aws sso login`), or run on an instance with a role',
+    };
   } finally {
     probe.destroy();
   }

@@ -81,8 +81,9 @@ function commandPath(command: Command): string {
 /**
  * Parses argv and runs the chosen command; resolves to the process exit code: 0 success (or --help,
  * --version), 2 for commander's own usage errors (unknown flag, missing option or argument, bad choice), the
- * status a MountfleetError carries (core/common/errors.ts: the one place errors map to exit statuses), and 1
- * for any other failure. Each is printed as one line; a runtime failure's stack trace only with --debug.
+ * status a MountfleetError carries (core/common/errors.ts: the one base of mountfleet's errors, and the one
+ * place they map to exit statuses), and 1 for any other failure. Each is printed as one line; a runtime
+ * failure's stack trace only with --debug.
  */
 export async function run(argv: string[]): Promise<number> {
   const ctx: CliContext = { exitCode: 0 };
@@ -99,14 +100,16 @@ export async function run(argv: string[]): Promise<number> {
   } catch (err) {
     // Commander has printed its message; it exits 1 for usage errors, which mean 2 here.
     if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : EXIT_STATUS.usage;
-    // An error that says how the command ends (core/common/errors.ts) is the user's to act on: no trace.
+    const debug = program.opts<{ debug?: boolean }>().debug === true;
+    // Mountfleet's own error says what happened and how the command ends; a refusal (usage, in use, a stop)
+    // is the user's to act on and never gets a trace.
     if (err instanceof MountfleetError) {
       process.stderr.write(`${speaker}: ${err.message}\n`);
+      if (debug && err.exitStatus === EXIT_STATUS.failure) process.stderr.write(`${err.stack}\n`);
       return err.exitStatus;
     }
     process.stderr.write(`${active}: ${err instanceof Error ? err.message : String(err)}\n`);
-    if (program.opts<{ debug?: boolean }>().debug && err instanceof Error)
-      process.stderr.write(`${err.stack}\n`);
+    if (debug && err instanceof Error) process.stderr.write(`${err.stack}\n`);
     return EXIT_STATUS.failure;
   }
 }

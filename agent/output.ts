@@ -8,9 +8,10 @@ import {
   rmSync,
   writeSync,
 } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { type S3Count } from '../core/agent';
 import { MIB, UsageError } from '../core/common';
+import { makeDirectories } from '../core/system';
 
 /** Bytes in MiB (2^20) to one decimal, without the unit: `12.3` for `12.3 MiB`. */
 export const mib = (bytes: number) => (bytes / MIB).toFixed(1);
@@ -77,6 +78,29 @@ export class OutputFile {
       throw new UsageError(`${flag} ${path}: not a regular file: give the path of a file to write`);
     }
     return new OutputFile(flag, path, fd, created);
+  }
+
+  /**
+   * Files `names` in the directory `dir` a flag names (`--out DIR`), the directory made when missing: all of them
+   * opened, or none (a usage error naming the flag).
+   */
+  static openAllIn(flag: string, dir: string, names: readonly string[]): OutputFile[] {
+    try {
+      makeDirectories(dir);
+    } catch (err) {
+      throw new UsageError(
+        `${flag} ${dir} cannot be created (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): give a writable directory`,
+        { cause: err },
+      );
+    }
+    const opened: OutputFile[] = [];
+    try {
+      for (const name of names) opened.push(OutputFile.open(flag, join(dir, name)));
+      return opened;
+    } catch (err) {
+      for (const file of opened) file.discard();
+      throw err;
+    }
   }
 
   /** Replaces the file's content; throws an Error naming the flag and the path when it cannot. */

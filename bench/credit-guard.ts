@@ -14,12 +14,9 @@ import { parseArgs } from 'node:util';
 import { cloudWatchClient, efsClient } from '../core/aws/clients';
 import { formatWholeMinutes } from '../core/common/units';
 import { MIB } from '../core/common/units';
-import {
-  DEFAULT_CREDIT_CHECK_SECONDS,
-  INITIAL_CREDIT_BYTES,
-  startCreditGuard,
-} from '../core/scratch/credit-guard';
-import { METRICS_PER_CHECK } from '../core/scratch/credit-readings';
+import { DEFAULT_CREDIT_CHECK_SECONDS, startCreditGuard } from '../core/credit/guard';
+import { INITIAL_CREDIT_BYTES } from '../core/credit/model';
+import { METRICS_PER_CHECK } from '../core/credit/readings';
 import { FaultProxy } from '../test/support/fault-proxy';
 import { MotoServer } from '../test/support/moto';
 import { steppingClock } from '../test/support/stepping-clock';

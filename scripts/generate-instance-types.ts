@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import { ec2Client } from '../core/aws/clients';
+import { UsageError } from '../core/common/errors';
 
 export const DEFAULT_OUT = join(__dirname, '..', 'core', 'mountpoint', 'instance-type-table.ts');
 
@@ -210,8 +211,6 @@ export async function describeAll(
 
 const USAGE =
   'usage: generate-instance-types (--from-file FILE... --source TEXT --snapshot-date YYYY-MM-DD | --region R[,R...]) [--current-generation-only] [--out FILE]';
-
-class UsageError extends Error {}
 
 export async function main(argv: string[]): Promise<number> {
   try {

@@ -2,16 +2,16 @@
  * `mountfleet batch submit --queue Q --job-definition D [--scratch] [--expected-io SIZE] [--attempts N]
  * [--job-name NAME] [--json] -- CMD…`: parses, asks the fleet's submit function (core/batch's
  * submitThroughFunction), prints the job id (or the result as JSON). The function checks the job definition and
- * makes the run; the submitter needs only to invoke it. SIGINT/SIGTERM stops waiting (exit 130): the function
- * goes on, and submits the job or rolls back what it made.
+ * makes the run; the submitter needs only to invoke it. SIGINT/SIGTERM stops waiting (exit 130, said by
+ * core/batch): the function goes on, and submits the job or rolls back what it made.
  */
 import { batchClient, lambdaClient } from '../../core/aws';
 import { parseSubmitRequest, submitThroughFunction } from '../../core/batch';
-import { generateJobId } from '../../core/scratch';
-import { EXIT_STATUS, MountfleetError, UsageError, parseBytes } from '../../core/common';
+import { UsageError, parseBytes } from '../../core/common';
 import {
   JOB_NAME_PATTERN,
   SUBMIT_FUNCTION_TIMEOUT_MINUTES,
+  type BatchSubmitRequest,
   type BatchSubmitResult,
 } from '../../core/contract';
 import { parsePositive, parseWholeNumber } from '../args';
@@ -71,24 +71,7 @@ export const registerBatchSubmit: RegisterCommand = (batch) => {
       '\nExample:\n  mountfleet batch submit --queue train-use1-az1 --job-definition train-encode --scratch -- ./encode.sh in.mov\n',
     )
     .action(async (command: string[], flags: SubmitFlags) => {
-      if (flags.jobName !== undefined && !JOB_NAME_PATTERN.test(flags.jobName)) {
-        throw new UsageError(
-          `--job-name ${flags.jobName}: 1-128 letters, digits, hyphens and underscores, starting with a letter or digit (Batch's rule)`,
-        );
-      }
-      // Named here when unset, so that a submit this command stops waiting for can still be found by its name.
-      const jobName = flags.jobName ?? generateJobId();
-      const request = parseSubmitRequest({
-        queue: flags.queue,
-        jobDefinition: flags.jobDefinition,
-        command,
-        scratch: flags.scratch ?? false,
-        ...(flags.expectedIo === undefined
-          ? {}
-          : { expectedIoBytes: parsePositive('--expected-io', flags.expectedIo, parseBytes) }),
-        attempts: parseWholeNumber('--attempts', flags.attempts ?? '1', { min: 1, max: 10 }),
-        jobName,
-      });
+      const request = submitRequest(command, flags);
       await resolveAws(flags);
       const clients = {
         batch: batchClient(),
@@ -101,18 +84,31 @@ export const registerBatchSubmit: RegisterCommand = (batch) => {
         const result = await submitThroughFunction(clients, request, { signal: stops.signal, log: say });
         if (flags.json) printJson(result);
         else print(result);
-      } catch (err) {
-        if (!stops.signal.aborted) throw err;
-        throw new MountfleetError(
-          `stopped waiting: the fleet's submit function either submits job ${jobName} or rolls back what it made; ` +
-            `\`aws batch list-jobs --job-queue ${flags.queue} --filters name=JOB_NAME,values=${jobName}\` finds it`,
-          EXIT_STATUS.interrupted,
-        );
       } finally {
         stops.dispose();
       }
     });
 };
+
+/** The flags and CMD as the request the submit function takes; bad ones are UsageErrors naming the flag. */
+function submitRequest(command: string[], flags: SubmitFlags): BatchSubmitRequest {
+  if (flags.jobName !== undefined && !JOB_NAME_PATTERN.test(flags.jobName)) {
+    throw new UsageError(
+      `--job-name ${flags.jobName}: 1-128 letters, digits, hyphens and underscores, starting with a letter or digit (Batch's rule)`,
+    );
+  }
+  return parseSubmitRequest({
+    queue: flags.queue,
+    jobDefinition: flags.jobDefinition,
+    command,
+    scratch: flags.scratch ?? false,
+    ...(flags.expectedIo === undefined
+      ? {}
+      : { expectedIoBytes: parsePositive('--expected-io', flags.expectedIo, parseBytes) }),
+    attempts: parseWholeNumber('--attempts', flags.attempts ?? '1', { min: 1, max: 10 }),
+    ...(flags.jobName === undefined ? {} : { jobName: flags.jobName }),
+  });
+}
 
 function print(result: BatchSubmitResult): void {
   if (result.scratch) {

@@ -2,10 +2,8 @@
  * `mountfleet bench latency`: PUT/GET latency by object size, Standard vs Express, with CSV and SVG. The work
  * lives in core/measure (runLatencyBench).
  */
-import { join } from 'node:path';
 import { UsageError, parseBytes } from '../../core/common';
 import { formatSize, runLatencyBench, sizesUpTo, type LatencyBenchRequest } from '../../core/measure';
-import { makeDirectories } from '../../core/system';
 import { parsePositive, parseWholeNumber } from '../args';
 import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
 import type { RegisterCommand } from '../command';
@@ -44,7 +42,7 @@ export const register: RegisterCommand = (bench) => {
     .action(async (flags: LatencyFlags) => {
       const request = latencyRequest(flags);
       // The directory and both files before any request: a destination that cannot be written costs nothing.
-      const [csv, svg] = openOutputs(flags.out);
+      const [csv, svg] = OutputFile.openAllIn('--out', flags.out, ['latency.csv', 'latency.svg']);
       try {
         await resolveAws(flags);
         // The rows are the result (stdout); with --json the document is, and they are progress (stderr).
@@ -80,23 +78,4 @@ function latencyRequest(flags: LatencyFlags): LatencyBenchRequest {
     keyPrefix: flags.keyPrefix,
     createBuckets: flags.createBuckets === true,
   };
-}
-
-/** `--out DIR` (made when missing) and latency.csv and latency.svg in it, opened; else a usage error. */
-function openOutputs(dir: string): [OutputFile, OutputFile] {
-  try {
-    makeDirectories(dir);
-  } catch (err) {
-    throw new UsageError(
-      `--out ${dir} cannot be created (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): give a writable directory`,
-      { cause: err },
-    );
-  }
-  const csv = OutputFile.open('--out', join(dir, 'latency.csv'));
-  try {
-    return [csv, OutputFile.open('--out', join(dir, 'latency.svg'))];
-  } catch (err) {
-    csv.discard();
-    throw err;
-  }
 }

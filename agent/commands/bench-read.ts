@@ -1,6 +1,5 @@
 /** `mountfleet bench read`: read throughput of a mounted path (small parallel, large sequential, epochs). */
-import { statSync } from 'node:fs';
-import { parseBytes, UsageError } from '../../core/common';
+import { parseBytes } from '../../core/common';
 import { benchRead } from '../../core/measure';
 import { parsePositive, parseWholeNumber } from '../args';
 import type { RegisterCommand } from '../command';
@@ -26,7 +25,6 @@ export const register: RegisterCommand = (bench) => {
     .option('--large-min-size <size>', 'files this large or larger are read sequentially', '8MiB')
     .option('--json', 'print the results as one JSON document')
     .action(async (flags: ReadFlags) => {
-      checkReadableDirectory(flags.path);
       const concurrency = parseWholeNumber('--concurrency', flags.concurrency, { min: 1, max: 1024 });
       const epochs = parseWholeNumber('--epochs', flags.epochs, { min: 1, max: 1000 });
       const largeMinBytes = parsePositive('--large-min-size', flags.largeMinSize, parseBytes);
@@ -45,21 +43,3 @@ export const register: RegisterCommand = (bench) => {
       if (flags.json) printJson({ path: flags.path, concurrency, results });
     });
 };
-
-/** `bench read --path DIR`: a missing or non-directory path is a typo, said before anything is read. */
-function checkReadableDirectory(path: string): void {
-  let isDirectory: boolean;
-  try {
-    isDirectory = statSync(path).isDirectory();
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
-    throw new UsageError(
-      `--path "${path}": no such directory; give the directory to read, e.g. --path /mnt/imagenet`,
-    );
-  }
-  if (!isDirectory)
-    throw new UsageError(
-      `--path "${path}": not a directory; give the directory to read, e.g. --path /mnt/imagenet`,
-    );
-}

@@ -1,12 +1,18 @@
 /**
  * `mountfleet plan`: burst credit and cost of a scratch workload on EFS One Zone (bursting, elastic)
- * versus EBS gp3 and S3 Files. The model lives in core/plan (planWorkload); with `--against`, a run's summary is read and
- * compared by core/scratch. This file only reads flags and prints.
+ * versus EBS gp3 and S3 Files. The model lives in core/plan (planAndCompare), which with `--against` also reads
+ * a run's summary and compares it. This file only reads flags and prints.
  */
 import { Option } from 'commander';
 import { GIB, parseBytes, parseDuration, parseMbps } from '../../core/common';
-import { PRESETS, PRICE_KEYS, planWorkload, renderPlan, type PlanRequest } from '../../core/plan';
-import { compareWithRun, readRunSummary, renderAgainst } from '../../core/scratch';
+import {
+  PRESETS,
+  PRICE_KEYS,
+  planAndCompare,
+  renderAgainst,
+  renderPlan,
+  type PlanRequest,
+} from '../../core/plan';
 import { parsePositive } from '../args';
 import type { RegisterCommand } from '../command';
 import { printJson } from '../output';
@@ -74,13 +80,9 @@ export const register: RegisterCommand = (program) => {
         '    --region ap-northeast-1 --at-bitrate 50,147,503',
     )
     .action((flags: PlanFlags) => {
-      const request = planRequest(flags);
-      // A file that is no run summary is a SummaryError (a UsageError, exit 2) naming the field.
-      const run = flags.against !== undefined ? readRunSummary(flags.against) : undefined;
-      const plan = planWorkload({ ...request, measuredRunSeconds: run?.seconds ?? undefined });
-      const against = run && compareWithRun(plan, run);
-      if (flags.json) printJson(against ? { ...plan, against } : plan);
-      else process.stdout.write(renderPlan(plan) + (against ? renderAgainst(against, flags.against!) : ''));
+      const { plan, against } = planAndCompare(planRequest(flags), flags.against);
+      if (flags.json) printJson(against ? { ...plan, against: against.rows } : plan);
+      else process.stdout.write(renderPlan(plan) + (against ? renderAgainst(against) : ''));
     });
 };
 

@@ -9,18 +9,11 @@ import {
   DEFAULT_TEARDOWN_GRACE_SECONDS,
   MAX_TEARDOWN_GRACE_SECONDS,
   checkMountPath,
-} from '../../core/contract';
-import {
-  DEFAULT_CREDIT_CHECK_SECONDS,
-  MAX_SPOT_POLL_MS,
-  ON_CREDIT_LOW,
-  type OnCreditLow,
-  type ScratchRunIo,
-  type ScratchRunRequest,
   generateJobId,
   jobIdProblem,
-  runScratch,
-} from '../../core/scratch';
+} from '../../core/contract';
+import { DEFAULT_CREDIT_CHECK_SECONDS, ON_CREDIT_LOW, type OnCreditLow } from '../../core/credit';
+import { MAX_SPOT_POLL_MS, type ScratchRunIo, type ScratchRunRequest, runScratch } from '../../core/scratch';
 import { parsePositive, parseWholeNumber } from '../args';
 import type { RegisterCommand } from '../command';
 import { OutputFile } from '../output';

@@ -4,7 +4,7 @@
  */
 import { Option } from 'commander';
 import { parsePositive, parseWholeNumber } from '../args';
-import { EXIT_STATUS, UsageError } from '../../core/common';
+import { UsageError } from '../../core/common';
 import { profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
 import type { RegisterCommand } from '../command';
 import { mib, printJson } from '../output';
@@ -69,11 +69,12 @@ export const register: RegisterCommand = (program, ctx) => {
       }
       if (flags.prefix === undefined) throw new UsageError('--prefix is required to write shards');
       await resolveAws(flags);
-      ctx.exitCode = await pack({ ...flags, prefix: flags.prefix });
+      await pack({ ...flags, prefix: flags.prefix });
     });
 };
 
-async function pack(flags: ShardFlags & { prefix: string }): Promise<number> {
+/** Writes the shards; stopped by SIGINT/SIGTERM, core/shard ends the command with exit 130 (a re-run resumes). */
+async function pack(flags: ShardFlags & { prefix: string }): Promise<void> {
   const targetBytes = parsePositive('--target-size', flags.targetSize, parseBytes);
   const concurrency = parseWholeNumber('--concurrency', flags.concurrency, { min: 1, max: 1024 });
   const stops = stopOnSignalsOnce(() =>
@@ -104,10 +105,6 @@ async function pack(flags: ShardFlags & { prefix: string }): Promise<number> {
           `(${rate.toFixed(0)} objects/s)\n`,
       );
     }
-    return 0;
-  } catch (err) {
-    if (stops.signal.aborted) return EXIT_STATUS.interrupted;
-    throw err;
   } finally {
     stops.dispose();
   }

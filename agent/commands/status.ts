@@ -1,17 +1,19 @@
 /** `mountfleet status [--json]`: the running agent's mounts, active paths, cache zone health and switch counts. */
 import { agentStatus, mountS3Count, type AgentState, type ProcessMetrics } from '../../core/agent';
 import { agentPaths } from '../../core/contract';
+import { EXIT_STATUS } from '../../core/common';
 import type { RegisterCommand } from '../command';
 import { printJson, s3Phrase } from '../output';
-
-/** `status` exits 3 when no agent runs. */
-const NOT_RUNNING = 3;
 
 export const register: RegisterCommand = (program, ctx) => {
   program
     .command('status')
     .description("the agent's mounts, which path each serves, Express cache zone health, switch counts")
     .option('--json', 'one JSON document on stdout')
+    .addHelpText(
+      'after',
+      `\nExit status: ${EXIT_STATUS.notRunning} when no agent runs (none started, or the pid its state file names is gone).`,
+    )
     .action((flags: { json?: boolean }) => {
       const status = agentStatus(agentPaths().runDir);
       const { running, state } = status;
@@ -21,7 +23,7 @@ export const register: RegisterCommand = (program, ctx) => {
           state ? `agent pid ${state.pid} is gone (stale state)\n` : 'agent not running\n',
         );
       } else process.stdout.write(`${statusLines(state).join('\n')}\n`);
-      if (!running) ctx.exitCode = NOT_RUNNING;
+      if (!running) ctx.exitCode = EXIT_STATUS.notRunning;
     });
 };
 

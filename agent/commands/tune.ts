@@ -2,14 +2,14 @@
 import { existsSync } from 'node:fs';
 import { parseWholeNumber } from '../args';
 import { UsageError } from '../../core/common';
-import { AwsSetupError, profileOption, regionOption, resolveAws, type AwsFlags } from '../aws-options';
+import { canCallAws, profileOption, regionOption, type AwsFlags } from '../aws-options';
 import type { RegisterCommand } from '../command';
 import { printJson } from '../output';
 import { ec2Client } from '../../core/aws';
 import { DEFAULT_AGENT_CONFIG_PATH, loadAgentConfig } from '../../core/contract';
 import { DEFAULT_ROOT_FREE_GIB } from '../../core/tuner';
-import { formatTuneReport, tuneForInstanceType } from '../../core/instance';
-import { addCsiOptions, printCsiManifests, type CsiOptions } from './tune-csi';
+import { formatTuneReport, tuneCsiVolumes, tuneForInstanceType } from '../../core/instance';
+import { addCsiOptions, csiRequest, printCsiManifests, type CsiOptions } from './tune-csi';
 
 interface TuneOptions extends CsiOptions, AwsFlags {
   instanceType: string;
@@ -62,9 +62,15 @@ export const register: RegisterCommand = (program) => {
     const configPath = opts.config ?? process.env.MOUNTFLEET_CONFIG ?? DEFAULT_AGENT_CONFIG_PATH;
     if (opts.csi) {
       const config = opts.config || existsSync(configPath) ? loadAgentConfig(configPath) : undefined;
-      return await printCsiManifests(opts, config, rootFreeGiB);
+      return printCsiManifests(await tuneCsiVolumes(csiRequest(opts, config, rootFreeGiB)), opts.json);
     }
-    const online = !opts.offline && (await canCallAws(opts));
+    // The API is optional here (the built-in table answers for known types): without a Region or credentials
+    // tune says so and uses the table, unless --region or --profile asked for the API explicitly.
+    const online =
+      !opts.offline &&
+      (await canCallAws(opts, (missing) =>
+        process.stderr.write(`mountfleet tune: ${missing}; using the built-in instance-type table\n`),
+      ));
     const report = await tuneForInstanceType({
       instanceType: opts.instanceType,
       ...(opts.config || existsSync(configPath) ? { config: loadAgentConfig(configPath) } : {}),
@@ -90,19 +96,4 @@ function parseInterfaces(text: string): string[] {
   throw new UsageError(
     `--interfaces "${text}": ${problem}; give names separated by single commas, e.g. --interfaces ens5,ens6`,
   );
-}
-
-/**
- * The API is optional here (the built-in table answers for known types): without a Region or credentials
- * tune says so and uses the table, unless --region or --profile asked for the API explicitly.
- */
-async function canCallAws(opts: TuneOptions): Promise<boolean> {
-  try {
-    await resolveAws(opts);
-    return true;
-  } catch (err) {
-    if (!(err instanceof AwsSetupError) || opts.region !== undefined || opts.profile !== undefined) throw err;
-    process.stderr.write(`mountfleet tune: ${err.message}; using the built-in instance-type table\n`);
-    return false;
-  }
 }

@@ -13,7 +13,7 @@ interface AgentStatus {
   readonly state?: AgentState;
 }
 
-/** Reads the state file (StateFileError, exit 1, when it is unreadable). */
+/** Reads the state file (a MountfleetError, exit 1, when it is unreadable). */
 export function agentStatus(runDir: string): AgentStatus {
   const state = readState(runDir);
   // A state file without a start time (older agent) cannot be checked for pid reuse: trust the pid.

@@ -9,12 +9,10 @@ import { join } from 'node:path';
 import { InUseError } from '../common';
 import { makeDirectories, acquireLock, lockFileError } from '../system';
 
-/** Another `mountfleet up` holds the run dir (exit 75); the message names it and what to do. */
-class AgentRunDirBusy extends InUseError {
-  override readonly name = 'AgentRunDirBusy';
-}
-
-/** Takes the run dir's agent lock for the rest of this process's life, or throws AgentRunDirBusy. */
+/**
+ * Takes the run dir's agent lock for the rest of this process's life; when another `mountfleet up` holds it,
+ * throws an InUseError (exit 75) naming the holder and what to do.
+ */
 export async function holdAgentRunDir(runDir: string, configFile: string | undefined): Promise<void> {
   try {
     makeDirectories(runDir, 0o755);
@@ -32,7 +30,7 @@ export async function holdAgentRunDir(runDir: string, configFile: string | undef
   } catch {
     // the holder is still writing its record
   }
-  throw new AgentRunDirBusy(
+  throw new InUseError(
     `refusing: ${runDir} is in use by ${who}: run \`mountfleet down\` first, or give this agent its own MOUNTFLEET_RUN_DIR`,
   );
 }

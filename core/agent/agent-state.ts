@@ -1,7 +1,7 @@
 /** The running agent's state file (`<run dir>/state.json`), read by `status` and `down`. */
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { EXIT_STATUS, MountfleetError } from '../common';
+import { MountfleetError } from '../common';
 import { processAlive, processStartTime } from '../system';
 import type { ProcessMetrics } from './mountpoint-counters';
 import { type ProcessRole } from '../tuner';
@@ -77,24 +77,15 @@ export function writeState(runDir: string, state: AgentState): void {
   renameSync(`${file}.tmp`, file); // readers never see half a file
 }
 
-/** The state file is unreadable: corrupt, hand-edited or from another program (exit 1, naming the file). */
-class StateFileError extends MountfleetError {
-  override readonly name = 'StateFileError';
-
-  constructor(message: string) {
-    super(message, EXIT_STATUS.failure);
-  }
-}
-
 /**
- * The state file, or undefined when there is none. Throws StateFileError naming the file when it is not
- * what `writeState` writes (invalid JSON, a byte-order mark, a pid that cannot be the agent's).
+ * The state file, or undefined when there is none. Throws a MountfleetError (exit 1) naming the file when it is
+ * not what `writeState` writes (invalid JSON, a byte-order mark, a pid that cannot be the agent's).
  */
 export function readState(runDir: string): AgentState | undefined {
   const file = statePath(runDir);
   if (!existsSync(file)) return undefined;
   const invalid = (problem: string) =>
-    new StateFileError(
+    new MountfleetError(
       `agent state file ${file} ${problem}: it is written only by \`mountfleet up\`; if no agent is running, delete it (\`mountfleet up\` writes a new one)`,
     );
   const text = readFileSync(file, 'utf8');

@@ -9,7 +9,7 @@ import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, wri
 import { arch, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { pollUntil, systemClock, type Clock, type PollResult } from '../common';
+import { MountfleetError, pollUntil, systemClock, type Clock, type PollResult } from '../common';
 import { execCommand, type CommandRunner } from './command-runner';
 
 const DEFAULT_RELEASE_URL = 'https://s3.amazonaws.com/mountpoint-s3-release';
@@ -45,7 +45,8 @@ type InstallResult =
       readonly attempts: number;
     };
 
-export class SignatureError extends Error {
+/** The release does not verify against the pinned key: the agent stops (docs/troubleshooting.md names it). */
+export class SignatureError extends MountfleetError {
   override readonly name = 'SignatureError';
 }
 

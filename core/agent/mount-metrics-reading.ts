@@ -8,7 +8,7 @@
  */
 import { statfs } from 'node:fs/promises';
 import { resolve, sep } from 'node:path';
-import { PollTimeout, pollUntil, systemClock, type Clock, type PollResult } from '../common';
+import { MountfleetError, PollTimeout, pollUntil, systemClock, type Clock, type PollResult } from '../common';
 import { OTLP_EXPORT_INTERVAL_SECONDS } from '../contract';
 import type { ProcessMetrics } from './mountpoint-counters';
 import { agentProcessStatus, readState, type AgentState, type MountState } from './agent-state';
@@ -61,10 +61,8 @@ export function mountS3Count(processes: readonly ProcessMetrics[]): S3Count {
 /** How long a reading waits for Mountpoint's next export: two intervals and some slack. */
 const EXPORT_WAIT_MS = (2 * OTLP_EXPORT_INTERVAL_SECONDS + 5) * 1000;
 
-/** A reading cannot be taken; `message` says why, for the user. */
-export class MountMetricsUnavailable extends Error {
-  override readonly name = 'MountMetricsUnavailable';
-}
+/** A reading cannot be taken: the MountfleetError's message says why, for the user. */
+const readingUnavailable = (why: string) => new MountfleetError(why);
 
 const metricsOf = (m: MountState) => m.processes.map((p) => p.metrics);
 
@@ -88,23 +86,23 @@ export class AgentMountMetrics {
     private readonly clock: Clock,
   ) {}
 
-  /** The mount's counter, or MountMetricsUnavailable saying why there is none. */
+  /** The mount's counter, or a MountfleetError saying why there is none. */
   static find(path: string, runDir: string, clock: Clock = systemClock): AgentMountMetrics {
     const full = resolve(path);
     const state = readState(runDir);
     if (!state || !['running', 'unverified'].includes(agentProcessStatus(state)))
-      throw new MountMetricsUnavailable(`no mountfleet agent is running (run dir ${runDir})`);
+      throw readingUnavailable(`no mountfleet agent is running (run dir ${runDir})`);
     const mount = mountHolding(state, full);
     if (!mount)
-      throw new MountMetricsUnavailable(
+      throw readingUnavailable(
         `${full} is not under any of the agent's mounts (${state.mounts.map((m) => m.path).join(', ') || 'none'})`,
       );
     if (state.metricsRelay && 'unavailable' in state.metricsRelay)
-      throw new MountMetricsUnavailable(
+      throw readingUnavailable(
         `the agent's metrics relay is not listening: ${state.metricsRelay.unavailable}`,
       );
     if (metricsOf(mount).every((m) => m === undefined))
-      throw new MountMetricsUnavailable(
+      throw readingUnavailable(
         `the agent does not count ${mount.path}'s metrics (an agent older than its relay?)`,
       );
     return new AgentMountMetrics(full, mount.path, runDir, clock);
@@ -134,10 +132,10 @@ export class AgentMountMetrics {
       });
     } catch (err) {
       if (err instanceof PollTimeout)
-        throw new MountMetricsUnavailable(
+        throw readingUnavailable(
           `Mountpoint at ${this.mountPoint} sent the agent no metrics within ${EXPORT_WAIT_MS / 1000} s of a statfs (it exports every ${OTLP_EXPORT_INTERVAL_SECONDS} s to the relay in its --otlp-endpoint)`,
         );
-      if (signal?.aborted) throw new MountMetricsUnavailable('stopped');
+      if (signal?.aborted) throw readingUnavailable('stopped');
       throw err;
     }
     return this.totals();
@@ -145,7 +143,7 @@ export class AgentMountMetrics {
 
   private mount(): MountState {
     const mount = readState(this.runDir)?.mounts.find((m) => m.path === this.mountPoint);
-    if (!mount) throw new MountMetricsUnavailable(`the agent no longer serves ${this.mountPoint}`);
+    if (!mount) throw readingUnavailable(`the agent no longer serves ${this.mountPoint}`);
     return mount;
   }
 
@@ -165,7 +163,7 @@ export class AgentMountMetrics {
     const since = all.map((m) => m.since).join(' ');
     this.since ??= since;
     if (since !== this.since)
-      throw new MountMetricsUnavailable(`the agent restarted (its counts start again at ${all[0]?.since})`);
+      throw readingUnavailable(`the agent restarted (its counts start again at ${all[0]?.since})`);
     return mountS3Count(all);
   }
 }

@@ -20,6 +20,7 @@
  * - what the reader keeps per export is capped (`OtlpLimits`: data points, attributes per point), so a
  *   valid but huge export is refused with OtlpLimitError instead of filling the agent's memory.
  */
+import { MountfleetError } from '../common';
 
 type Temporality = 'delta' | 'cumulative' | 'unspecified';
 
@@ -69,7 +70,7 @@ export interface OtlpLimits {
 const DEFAULT_OTLP_LIMITS: OtlpLimits = { maxPoints: 500, maxAttributesPerPoint: 8 };
 
 /** The body is not an OTLP metrics request. */
-export class OtlpDecodeError extends Error {
+export class OtlpDecodeError extends MountfleetError {
   override readonly name: string = 'OtlpDecodeError';
 }
 

@@ -2,13 +2,15 @@
  * `mountfleet batch submit` on the submitter's side: the submitter may invoke the fleet's submit function and read
  * job state, nothing more (docs/design-decisions.md). The function is named by a tag on each of the fleet's job
  * queues; its answer is `submitted` (the result and the function's log lines) or `refused` (a UsageError here:
- * exit 2, nothing created); a failed invocation is a failure whose message is the function's error.
+ * exit 2, nothing created); a failed invocation is a failure whose message is the function's error. A submitter
+ * that stops waiting (its signal) ends with exit 130, saying how to find the job the function goes on to submit.
  */
 import type { BatchClient } from '@aws-sdk/client-batch';
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 import { EXIT_STATUS, MountfleetError, UsageError, errorText } from '../common';
 import {
   TAG_BATCH_SUBMIT_FUNCTION,
+  generateJobId,
   type BatchSubmitAnswer,
   type BatchSubmitRequest,
   type BatchSubmitResult,
@@ -16,11 +18,7 @@ import {
 import { describeQueue } from './queue';
 
 /** The function that submits to this queue, from the queue's tag; a UsageError naming `--queue` otherwise. */
-export async function submitFunctionOf(
-  batch: BatchClient,
-  queue: string,
-  signal?: AbortSignal,
-): Promise<string> {
+async function submitFunctionOf(batch: BatchClient, queue: string, signal?: AbortSignal): Promise<string> {
   const q = await describeQueue(batch, queue, signal);
   const name = q.tags?.[TAG_BATCH_SUBMIT_FUNCTION];
   if (!name) {
@@ -32,14 +30,44 @@ export async function submitFunctionOf(
   return name;
 }
 
-/** Invokes the queue's submit function with the request and turns its answer into a result or an error. */
+interface InvokeOptions {
+  /** Stops waiting for the function (which goes on): a MountfleetError with exit 130 naming the job. */
+  readonly signal?: AbortSignal;
+  readonly log?: (line: string) => void;
+}
+
+type SubmitClients = { readonly batch: BatchClient; readonly lambda: LambdaClient };
+
+/**
+ * Invokes the queue's submit function with the request and turns its answer into a result or an error. The job
+ * is named here when the request names none, so that a submit this caller stops waiting for can still be found.
+ */
 export async function submitThroughFunction(
-  clients: { readonly batch: BatchClient; readonly lambda: LambdaClient },
+  clients: SubmitClients,
   request: BatchSubmitRequest,
-  options: { readonly signal?: AbortSignal; readonly log?: (line: string) => void } = {},
+  options: InvokeOptions = {},
+): Promise<BatchSubmitResult> {
+  const named = { ...request, jobName: request.jobName ?? generateJobId() };
+  try {
+    return await invokeSubmitFunction(clients, named, options);
+  } catch (err) {
+    if (!options.signal?.aborted) throw err;
+    throw new MountfleetError(
+      `stopped waiting: the fleet's submit function either submits job ${named.jobName} or rolls back what it made; ` +
+        `\`aws batch list-jobs --job-queue ${named.queue} --filters name=JOB_NAME,values=${named.jobName}\` finds it`,
+      EXIT_STATUS.interrupted,
+      { cause: err },
+    );
+  }
+}
+
+async function invokeSubmitFunction(
+  clients: SubmitClients,
+  request: BatchSubmitRequest & { readonly jobName: string },
+  options: InvokeOptions,
 ): Promise<BatchSubmitResult> {
   const functionName = await submitFunctionOf(clients.batch, request.queue, options.signal);
-  options.log?.(`asking ${functionName} to submit ${request.jobName ?? 'the job'}`);
+  options.log?.(`asking ${functionName} to submit ${request.jobName}`);
   const out = await clients.lambda.send(
     new InvokeCommand({
       FunctionName: functionName,

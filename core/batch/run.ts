@@ -29,7 +29,13 @@ import {
   creationToken,
   runJobDefinitionName,
 } from '../contract';
-import { CreateOutcomeUnknown, deleteRunFileSystem, provisionRunFileSystem } from '../efs';
+import {
+  CreateOutcomeUnknown,
+  deleteRunFileSystem,
+  provisionRunFileSystem,
+  type ProvisionStep,
+  type WaitOptions,
+} from '../efs';
 import { activeRevisions, registerRevision, runRevision } from './job-definition';
 import type { FleetQueue, ScratchPlacement } from './queue';
 
@@ -85,13 +91,16 @@ export interface SubmittedRun {
   readonly attempt: number;
 }
 
-/** A submit failed, or was stopped; the message names the step and what the rollback did. */
-class BatchSubmitError extends MountfleetError {
+/**
+ * A submit failed, or was stopped; the message names the step and what the rollback did. Its name is what a
+ * submitter sees of the submit function's error (`BatchSubmitError: run …`).
+ */
+export class BatchSubmitError extends MountfleetError {
   override readonly name = 'BatchSubmitError';
 }
 
 /** The run's file system was made by another caller (another claim): that caller registers and submits. */
-export class RunMadeElsewhere extends Error {
+export class RunMadeElsewhere extends MountfleetError {
   override readonly name = 'RunMadeElsewhere';
   constructor(
     readonly runId: string,
@@ -123,92 +132,27 @@ export async function submitScratchRun(
 ): Promise<SubmittedRun> {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? (() => undefined);
-  const wait = { clock, signal: options.signal, onProgress: log, timeoutMs: options.waitTimeoutMs };
   const made: Made = { outcomeUnknown: false, registerSent: false };
-  let step = 'create the file system';
-  const startedAt = clock.now();
-  const next = (name: string) => {
-    step = name;
-    if (options.signal?.aborted) throw new StopAsked();
-  };
-  // The reaper takes a file system without a job tag once it is well past this limit: never submit after it.
-  const withinLimit = () => {
-    const minutes = (clock.now() - startedAt) / 60_000;
-    if (minutes > BATCH_SUBMIT_LIMIT_MINUTES) {
-      throw new Error(
-        `the submit has taken ${Math.floor(minutes)} min, past its limit of ${BATCH_SUBMIT_LIMIT_MINUTES} min (the reaper may take its file system)`,
-      );
-    }
-  };
+  const steps = new RunSteps(clock, options.signal);
   try {
-    next(step);
-    try {
-      await provisionRunFileSystem(
-        clients.efs,
-        {
-          fleetId: spec.fleetId,
-          jobId: spec.jobName,
-          runId: spec.runId,
-          availabilityZoneName: spec.placement.availabilityZoneName,
-          subnetId: spec.placement.subnetId,
-          securityGroupId: spec.placement.securityGroupId,
-          kmsKeyId: spec.kmsKeyId,
-          extraTags: [
-            { Key: TAG_BATCH_QUEUE, Value: spec.queue.name },
-            ...(spec.claim === undefined ? [] : [{ Key: TAG_BATCH_CLAIM, Value: spec.claim }]),
-          ],
-        },
-        {
-          ...wait,
-          onStep: (s) => {
-            if (s.step === 'created') {
-              // FileSystemAlreadyExists answers with the token's file system: another caller's, unless it has our nonce.
-              const claimedBy = s.fileSystem.Tags?.find((t) => t.Key === TAG_BATCH_CLAIM)?.Value;
-              if (spec.claim !== undefined && claimedBy !== spec.claim) {
-                throw new RunMadeElsewhere(spec.runId, s.fileSystem.FileSystemId!);
-              }
-              made.fileSystemId = s.fileSystem.FileSystemId!;
-              log(
-                `created file system ${made.fileSystemId} in ${spec.placement.availabilityZoneName} (run ${spec.runId})`,
-              );
-              next('wait for the file system');
-            } else if (s.step === 'mount-target') {
-              next('create the mount target');
-            } else if (s.step === 'mount-target-created') {
-              next('wait for the mount target');
-            }
-          },
-        },
-      );
-    } catch (err) {
-      made.outcomeUnknown = err instanceof CreateOutcomeUnknown;
-      throw err;
-    }
-    const fileSystemId = made.fileSystemId!;
-    next('register the job definition');
-    withinLimit();
+    steps.enter('create the file system');
+    const fileSystemId = await createFileSystem(clients.efs, spec, made, steps, {
+      clock,
+      signal: options.signal,
+      onProgress: log,
+      timeoutMs: options.waitTimeoutMs,
+    });
+    steps.enter('register the job definition', { withinLimit: true });
     const tags = runTags(spec);
-    const revision = runRevision(spec.base, { ...spec, fileSystemId, tags });
     // Not aborted, as the creates: a registration carried out after we stopped listening would be left behind.
     made.registerSent = true;
-    made.revisionArn = await registerRevision(clients.batch, revision);
-    log(`registered ${made.revisionArn}`);
-    next('submit the job');
-    withinLimit();
-    // Not aborted once sent: a submit carried out after we stopped listening would run a job whose file system
-    // the rollback deletes (it fails to mount and its own teardown cleans up), so let it answer.
-    const submitted = await clients.batch.send(
-      new SubmitJobCommand({
-        jobName: spec.jobName,
-        jobQueue: spec.queue.arn,
-        jobDefinition: made.revisionArn,
-        ...(spec.command === undefined ? {} : { containerOverrides: { command: [...spec.command] } }),
-        retryStrategy: { attempts: 1 },
-        propagateTags: true,
-        tags,
-      }),
+    made.revisionArn = await registerRevision(
+      clients.batch,
+      runRevision(spec.base, { ...spec, fileSystemId, tags }),
     );
-    const jobId = submitted.jobId!;
+    log(`registered ${made.revisionArn}`);
+    steps.enter('submit the job', { withinLimit: true });
+    const jobId = await submitJob(clients.batch, spec, made.revisionArn, tags);
     await tagSubmitted(clients.efs, fileSystemId, spec, jobId, log);
     return {
       jobId,
@@ -220,17 +164,144 @@ export async function submitScratchRun(
   } catch (err) {
     // Nothing of it is ours to undo: the caller that made the file system goes on with it.
     if (err instanceof RunMadeElsewhere) throw err;
-    const stopped = err instanceof StopAsked || options.signal?.aborted === true;
-    const undone = await rollBack(clients, spec, made, clock, log);
-    const why = stopped
-      ? `stopped (${String(options.signal?.reason ?? 'stop')}) at "${step}"`
-      : `could not ${step}: ${errorText(err)}`;
-    throw new BatchSubmitError(
-      `run ${spec.runId}: ${why}; ${undone}`,
-      stopped ? EXIT_STATUS.interrupted : EXIT_STATUS.failure,
-      { cause: err },
-    );
+    throw await rolledBackError(err, clients, spec, made, steps.current, { ...options, clock, log });
   }
+}
+
+/** The step a run is at; entering the next one checks first that no stop was asked for. */
+class RunSteps {
+  current = '';
+  private readonly startedAt: number;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    this.startedAt = clock.now();
+  }
+
+  /**
+   * Enters `step`, throwing StopAsked once a stop was asked for; `withinLimit` also refuses to go on past the
+   * submit's time limit (the reaper takes a file system without a job tag once it is well past it).
+   */
+  enter(step: string, check: { readonly withinLimit?: boolean } = {}): void {
+    this.current = step;
+    if (this.signal?.aborted) throw new StopAsked();
+    if (!check.withinLimit) return;
+    const minutes = (this.clock.now() - this.startedAt) / 60_000;
+    if (minutes > BATCH_SUBMIT_LIMIT_MINUTES) {
+      throw new Error(
+        `the submit has taken ${Math.floor(minutes)} min, past its limit of ${BATCH_SUBMIT_LIMIT_MINUTES} min (the reaper may take its file system)`,
+      );
+    }
+  }
+}
+
+/**
+ * The run's file system and its mount target, ready (core/efs), tagged with the queue and any claim; records
+ * what it made in `made` as it goes. Throws RunMadeElsewhere when the file system under the run's token carries
+ * another caller's claim.
+ */
+async function createFileSystem(
+  efs: EFSClient,
+  spec: ScratchRunSpec,
+  made: Made,
+  steps: RunSteps,
+  wait: WaitOptions,
+): Promise<string> {
+  try {
+    await provisionRunFileSystem(
+      efs,
+      {
+        fleetId: spec.fleetId,
+        jobId: spec.jobName,
+        runId: spec.runId,
+        availabilityZoneName: spec.placement.availabilityZoneName,
+        subnetId: spec.placement.subnetId,
+        securityGroupId: spec.placement.securityGroupId,
+        kmsKeyId: spec.kmsKeyId,
+        extraTags: [
+          { Key: TAG_BATCH_QUEUE, Value: spec.queue.name },
+          ...(spec.claim === undefined ? [] : [{ Key: TAG_BATCH_CLAIM, Value: spec.claim }]),
+        ],
+      },
+      { ...wait, onStep: (s) => onProvisionStep(s, spec, made, steps, wait.onProgress) },
+    );
+  } catch (err) {
+    made.outcomeUnknown = err instanceof CreateOutcomeUnknown;
+    throw err;
+  }
+  return made.fileSystemId!;
+}
+
+/** Each step of the provisioning: the file system made (ours, by its claim), then the waits and the mount target. */
+function onProvisionStep(
+  s: ProvisionStep,
+  spec: ScratchRunSpec,
+  made: Made,
+  steps: RunSteps,
+  log: ((line: string) => void) | undefined,
+): void {
+  if (s.step === 'created') {
+    // FileSystemAlreadyExists answers with the token's file system: another caller's, unless it has our nonce.
+    const claimedBy = s.fileSystem.Tags?.find((t) => t.Key === TAG_BATCH_CLAIM)?.Value;
+    if (spec.claim !== undefined && claimedBy !== spec.claim) {
+      throw new RunMadeElsewhere(spec.runId, s.fileSystem.FileSystemId!);
+    }
+    made.fileSystemId = s.fileSystem.FileSystemId!;
+    log?.(
+      `created file system ${made.fileSystemId} in ${spec.placement.availabilityZoneName} (run ${spec.runId})`,
+    );
+    steps.enter('wait for the file system');
+  } else if (s.step === 'mount-target') {
+    steps.enter('create the mount target');
+  } else if (s.step === 'mount-target-created') {
+    steps.enter('wait for the mount target');
+  }
+}
+
+/** SubmitJob of the run's revision, with the run's tags; the job id. */
+async function submitJob(
+  batch: BatchClient,
+  spec: ScratchRunSpec,
+  revisionArn: string,
+  tags: ReturnType<typeof runTags>,
+): Promise<string> {
+  // Not aborted once sent: a submit carried out after we stopped listening would run a job whose file system
+  // the rollback deletes (it fails to mount and its own teardown cleans up), so let it answer.
+  const submitted = await batch.send(
+    new SubmitJobCommand({
+      jobName: spec.jobName,
+      jobQueue: spec.queue.arn,
+      jobDefinition: revisionArn,
+      ...(spec.command === undefined ? {} : { containerOverrides: { command: [...spec.command] } }),
+      retryStrategy: { attempts: 1 },
+      propagateTags: true,
+      tags,
+    }),
+  );
+  return submitted.jobId!;
+}
+
+/** Rolls back what the run made and says so: the BatchSubmitError naming the step (exit 130 when stopped). */
+async function rolledBackError(
+  err: unknown,
+  clients: BatchClients,
+  spec: ScratchRunSpec,
+  made: Made,
+  step: string,
+  options: RunOptions & { readonly clock: Clock; readonly log: (line: string) => void },
+): Promise<BatchSubmitError> {
+  const stopped = err instanceof StopAsked || options.signal?.aborted === true;
+  const undone = await rollBack(clients, spec, made, options.clock, options.log);
+  const why = stopped
+    ? `stopped (${String(options.signal?.reason ?? 'stop')}) at "${step}"`
+    : `could not ${step}: ${errorText(err)}`;
+  return new BatchSubmitError(
+    `run ${spec.runId}: ${why}; ${undone}`,
+    stopped ? EXIT_STATUS.interrupted : EXIT_STATUS.failure,
+    { cause: err },
+  );
 }
 
 /** What a run made so far: all its rollback may undo. */
@@ -244,7 +315,13 @@ interface Made {
 }
 
 /** Thrown between steps once a stop was asked for. */
-class StopAsked extends Error {}
+class StopAsked extends MountfleetError {
+  override readonly name = 'StopAsked';
+
+  constructor() {
+    super('stop asked', EXIT_STATUS.interrupted);
+  }
+}
 
 /** The file system learns its job: best effort, the job runs either way (its teardown finds it by token). */
 async function tagSubmitted(

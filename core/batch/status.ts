@@ -15,7 +15,7 @@ import {
   runIdOfJobDefinition,
 } from '../contract';
 import { findFileSystemByToken } from '../efs';
-import { readCredit } from '../scratch';
+import { readCredit } from '../credit';
 import { describeJobDefinition, SCRATCH_VOLUME_NAME } from './job-definition';
 import { readFleetQueue } from './queue';
 import { retryRunId } from './retry';

@@ -11,11 +11,13 @@ import {
   TAG_FLEET,
   batchSubmitRequestSchema,
   formatIssues,
+  generateJobId,
+  generateRunId,
   type BatchSubmitAnswer,
   type BatchSubmitRequest,
   type BatchSubmitResult,
 } from '../contract';
-import { burstCreditPreflight, generateJobId, generateRunId } from '../scratch';
+import { burstCreditPreflight } from '../credit';
 import {
   readBaseJobDefinition,
   scratchPathOf,
@@ -23,7 +25,7 @@ import {
   type CheckedJobDefinition,
 } from './job-definition';
 import { readFleetQueue, scratchPlacement, type FleetQueue } from './queue';
-import { submitScratchRun, type BatchClients, type RunOptions } from './run';
+import { BatchSubmitError, submitScratchRun, type BatchClients, type RunOptions } from './run';
 import type { BatchFleetSettings } from './settings';
 
 /** The request as the function received it (untrusted JSON), checked: a UsageError naming each bad field. */
@@ -176,7 +178,7 @@ export async function answerSubmitRequest(
   } catch (err) {
     if (err instanceof UsageError) return { status: 'refused', message: err.message };
     // Cut off in a read, before the run made anything (a run's own stop says what its rollback did).
-    if (signal.aborted && !(err instanceof MountfleetError)) {
+    if (signal.aborted && !(err instanceof BatchSubmitError)) {
       throw new MountfleetError(
         `the submit function ran out of time before it made anything (${errorText(err)}); nothing was created`,
         EXIT_STATUS.interrupted,

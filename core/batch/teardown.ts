@@ -5,7 +5,7 @@
  * (retry.ts). Every step is idempotent (events arrive twice): a file system already gone and a revision
  * already INACTIVE are progress. Events of other queues or jobs that are no runs of the fleet are ignored.
  */
-import { errorText, type Clock } from '../common';
+import { errorText, MountfleetError, type Clock } from '../common';
 import { BATCH_FINAL_STATES, runIdOfJobDefinition } from '../contract';
 import { deleteRunFileSystem, type RunFileSystemDeletion } from '../efs';
 import { parseJobStateChange, retryableReason, type JobStateDetail } from './event';
@@ -38,7 +38,7 @@ export type BatchTeardownOutcome =
 type RetryDecision = RetryOutcome | { readonly status: 'not-retried'; readonly reason: string };
 
 /** Something the teardown could not finish: the handler fails, and the event's redelivery finishes it. */
-class BatchTeardownError extends Error {
+class BatchTeardownError extends MountfleetError {
   override readonly name = 'BatchTeardownError';
 }
 

@@ -28,6 +28,8 @@ export const EXIT_STATUS = {
   failure: 1,
   /** A bad command line or config (flag, value, agent.json field): nothing was done. */
   usage: 2,
+  /** `status`: no agent runs (none started, or the pid its state file names is gone). */
+  notRunning: 3,
   /** Another run holds what this one needs (a job id, a path, a run dir, a live run's scratch): EX_TEMPFAIL. */
   inUse: 75,
   /** Stopped by SIGINT or SIGTERM after reporting what was done (128 + SIGINT's 2). */
@@ -35,15 +37,18 @@ export const EXIT_STATUS = {
 } as const;
 
 /**
- * An error that says how the command should end: the CLI prints its message as one line and exits with
- * `exitStatus` (agent/cli.ts maps every error once, here). Anything else thrown is a failure (1).
+ * The one base of every error mountfleet throws: its message is one line for the user, and `exitStatus` says
+ * how the command ends (a failure unless said otherwise). The CLI prints it as that line and exits with that
+ * status (agent/cli.ts maps every error once, here); anything else thrown (an SDK's error, a bug) is a failure (1)
+ * printed with the command's path. Subclasses exist only where something tells them apart: code that catches
+ * them by class, a field they carry, or a name users see (a Lambda's error type, `Name: message` in a report).
  */
 export class MountfleetError extends Error {
   override readonly name: string = 'MountfleetError';
 
   constructor(
     message: string,
-    readonly exitStatus: number,
+    readonly exitStatus: number = EXIT_STATUS.failure,
     options?: ErrorOptions,
   ) {
     super(message, options);

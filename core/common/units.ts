@@ -5,6 +5,7 @@
  * Binary units (KiB, MiB, GiB, TiB) are powers of 1024; decimal ones (kB, MB, GB, TB) powers of 1000,
  * and bit rates are decimal as in every codec specification (1 Mbps = 10^6 bit/s).
  */
+import { UsageError } from './errors';
 
 const KIB = 1024;
 export const MIB = 1024 ** 2;
@@ -23,7 +24,13 @@ const SIZE_UNITS: Record<string, number> = {
   tb: 1e12,
 };
 
-export class UnitError extends Error {}
+/**
+ * A size, duration or bit rate that does not parse: bad input (exit 2). Told apart from other usage errors so
+ * that a flag's reader can name the flag (agent/args.ts) and the plan can say what else it accepts.
+ */
+export class UnitError extends UsageError {
+  override readonly name = 'UnitError';
+}
 
 /** Bytes from `256MiB`, `30.12GiB`, `40GB`, or a bare number of bytes. */
 export function parseBytes(text: string): number {

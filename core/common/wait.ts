@@ -3,6 +3,7 @@
  * gone, a process exited) with jittered backoff, a deadline and a stop signal, on an injected clock.
  */
 import { backoffDelay, systemClock, type Clock } from './clock';
+import { MountfleetError } from './errors';
 
 /** Bounds and poll intervals of a wait. */
 interface PollOptions {
@@ -21,7 +22,7 @@ interface PollOptions {
 }
 
 /** The wait ran out: what was waited for was still in `state` after `waitedMs`. */
-export class PollTimeout extends Error {
+export class PollTimeout extends MountfleetError {
   override readonly name = 'PollTimeout';
 
   constructor(

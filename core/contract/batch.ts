@@ -4,6 +4,7 @@
  * run's scratch file system, and the names of the per-run job-definition revisions. Keep them stable.
  */
 import { TAG_FLEET, TAG_JOB, TAG_RUN } from './tags';
+import { RUN_ID_PATTERN } from './naming';
 
 /** On a job queue: the AZ ID its compute environment runs in (scratch is One Zone: the run's file system goes there). */
 export const TAG_BATCH_AZ_ID = 'mountfleet:az-id';
@@ -85,7 +86,7 @@ export function runIdOfJobDefinition(fleetId: string, nameOrArn: string): string
   const prefix = runJobDefinitionPrefix(fleetId);
   if (!name.startsWith(prefix)) return undefined;
   const runId = name.slice(prefix.length);
-  return /^r\d{8}t\d{6}-[0-9a-f]{16}$/.test(runId) ? runId : undefined;
+  return RUN_ID_PATTERN.test(runId) ? runId : undefined;
 }
 
 /** Batch job states in which a job may still use its file system (the reaper spares it). */

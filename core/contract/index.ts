@@ -48,6 +48,7 @@ export {
   relayProcessEndpoint,
 } from './metric-names';
 export { checkMountPath, checkMountPrefix } from './mount-path-rules';
+export { generateJobId, generateRunId, jobIdProblem } from './naming';
 export {
   endsScratchJob,
   ownerReleasedScratch,

@@ -37,7 +37,7 @@ function refusedByService(err: unknown): boolean {
 interface ScratchFileSystemSpec {
   readonly fleetId: string;
   readonly jobId: string;
-  /** This run's id (naming.ts generateRunId): the CreationToken and the `mountfleet:run` tag. */
+  /** This run's id (core/contract's generateRunId): the CreationToken and the `mountfleet:run` tag. */
   readonly runId: string;
   /** The instance that runs the job (`scratch run`); none for a Batch run, whose instance is not known yet. */
   readonly ownerInstanceId?: string;

@@ -16,7 +16,7 @@
  * provider does): these reads are explicit, not a fallback.
  */
 import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
-import { PollTimeout, pollUntil, type PollResult } from '../common';
+import { MountfleetError, PollTimeout, pollUntil, type PollResult } from '../common';
 
 export interface InstanceIdentity {
   readonly instanceId: string;
@@ -57,13 +57,14 @@ export interface InstanceMetadataReader {
 }
 
 /** An IMDS answer other than 200 or 404 (after retries), or the endpoint not answering at all. */
-class MetadataServiceError extends Error {
+class MetadataServiceError extends MountfleetError {
+  override readonly name = 'MetadataServiceError';
+
   constructor(
     message: string,
     readonly statusCode?: number,
   ) {
     super(message);
-    this.name = 'MetadataServiceError';
   }
 }
 

@@ -14,9 +14,5 @@ export {
   terminationNoticeReader,
   watchForTermination,
 } from './termination-notice';
-export {
-  EXAMPLE_CONFIG,
-  formatTuneReport,
-  lookupNamedInstanceType,
-  tuneForInstanceType,
-} from './tune-report';
+export { type CsiTuneRequest, type CsiTuneResult, tuneCsiVolumes } from './tune-csi';
+export { formatTuneReport, tuneForInstanceType } from './tune-report';

@@ -5,9 +5,12 @@
  */
 import { DescribeInstanceTypesCommand, type EC2Client, type InstanceTypeInfo } from '@aws-sdk/client-ec2';
 import { closestInstanceTypes, FALLBACK_INSTANCE_TYPES, type InstanceTypeFacts } from '../tuner';
+import { MountfleetError } from '../common';
 
 /** A type neither the API nor the table knows; `closest` holds the nearest known names. */
-export class UnknownInstanceTypeError extends Error {
+export class UnknownInstanceTypeError extends MountfleetError {
+  override readonly name = 'UnknownInstanceTypeError';
+
   constructor(
     readonly instanceType: string,
     readonly closest: readonly string[],
@@ -18,7 +21,6 @@ export class UnknownInstanceTypeError extends Error {
         (closest.length ? `; closest known: ${closest.join(', ')}` : '') +
         (apiError ? ` (DescribeInstanceTypes: ${apiError})` : ''),
     );
-    this.name = 'UnknownInstanceTypeError';
   }
 }
 

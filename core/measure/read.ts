@@ -3,8 +3,10 @@
  * (latency-bound, like a data loader), large files read sequentially (prefetch-bound), and both
  * repeated over epochs (what a cache changes: epoch 2 onwards). Reports files/s and MiB/s per epoch.
  */
+import { statSync } from 'node:fs';
 import { open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { UsageError } from '../common';
 
 interface ReadBenchOptions {
   readonly path: string;
@@ -108,7 +110,27 @@ async function timedScenario(
   return { bytes, seconds: (now() - start) / 1000 };
 }
 
+/** `bench read --path DIR`: a missing or non-directory path is a typo, said before anything is read (exit 2). */
+function checkReadableDirectory(path: string): void {
+  let isDirectory: boolean;
+  try {
+    isDirectory = statSync(path).isDirectory();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
+    throw new UsageError(
+      `--path "${path}": no such directory; give the directory to read, e.g. --path /mnt/imagenet`,
+    );
+  }
+  if (!isDirectory)
+    throw new UsageError(
+      `--path "${path}": not a directory; give the directory to read, e.g. --path /mnt/imagenet`,
+    );
+}
+
+/** Reads the path's files per scenario and epoch; a path that is no directory is a UsageError naming --path. */
 export async function benchRead(options: ReadBenchOptions): Promise<ReadResult[]> {
+  checkReadableDirectory(options.path);
   const largeMin = options.largeMinBytes ?? 8 * 1024 * 1024;
   const concurrency = options.concurrency ?? 32;
   const epochs = options.epochs ?? 2;

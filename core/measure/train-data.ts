@@ -33,13 +33,7 @@ export type DataSet =
     };
 
 /** The path holds no usable data set: bad input, reported before anything is read (exit 2, naming --path). */
-class DataSetError extends UsageError {
-  override readonly name = 'DataSetError';
-
-  constructor(problem: string) {
-    super(`--path: ${problem}`);
-  }
-}
+const dataSetError = (problem: string) => new UsageError(`--path: ${problem}`);
 
 /** A readable message for a failed stat, naming what to check. */
 function pathProblem(path: string, err: NodeJS.ErrnoException): string {
@@ -49,15 +43,15 @@ function pathProblem(path: string, err: NodeJS.ErrnoException): string {
   return `${path}: ${err.message}`;
 }
 
-/** Throws DataSetError unless `path` is a directory that answers (a dead mount does not). */
+/** Throws a UsageError naming --path unless `path` is a directory that answers (a dead mount does not). */
 export async function checkDirectory(path: string): Promise<void> {
   let isDirectory: boolean;
   try {
     isDirectory = (await stat(path)).isDirectory();
   } catch (err) {
-    throw new DataSetError(pathProblem(path, err as NodeJS.ErrnoException));
+    throw dataSetError(pathProblem(path, err as NodeJS.ErrnoException));
   }
-  if (!isDirectory) throw new DataSetError(`${path} is not a directory`);
+  if (!isDirectory) throw dataSetError(`${path} is not a directory`);
 }
 
 /**
@@ -77,7 +71,7 @@ export async function findDataSet(path: string, format: SampleFormat, limit?: nu
     summary = JSON.parse(await readFile(summaryFile, 'utf8')) as ShardSummary;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new DataSetError(
+    throw dataSetError(
       code === 'ENOENT'
         ? `${summaryFile} not found: --sample-format tar reads the shards \`mountfleet shard\` writes; point --path at the directory of its --dest-prefix (where shards.json is)`
         : `${summaryFile} is not a shards.json \`mountfleet shard\` wrote: ${(err as Error).message}`,

@@ -4,7 +4,7 @@
  * PyTorch's DataLoader); the consumer takes one batch, then "computes" for `stepMs`. What it measures is
  * the share of wall time the consumer waited for data: the accelerator's idle time.
  */
-import { BatchQueue } from './batch-queue';
+import { PrefetchQueue } from './prefetch-queue';
 import { readThrough } from './read';
 import { percentile } from './stats';
 import { busyPercentBySecond, type Interval } from './timeline';
@@ -92,7 +92,7 @@ const aborted = (signal?: AbortSignal) => signal?.aborted === true;
 function startWorkers(
   o: TrainOptions,
   epoch: number,
-  queue: BatchQueue,
+  queue: PrefetchQueue,
   signal: AbortSignal,
   addBytes: (n: number) => void,
 ): Promise<void>[] {
@@ -160,7 +160,7 @@ async function runEpoch(
   clock: Clock,
   s3Before: S3Count | undefined,
 ): Promise<{ result: EpochResult; s3After?: S3Count }> {
-  const queue = new BatchQueue(o.prefetch * o.workers, o.workers);
+  const queue = new PrefetchQueue(o.prefetch * o.workers, o.workers);
   // Workers stop with the run, or when one of them fails (the others would wait for slots for ever).
   const stop = new AbortController();
   const onAbort = () => {

@@ -29,13 +29,7 @@ export interface WarmResult extends WarmProgress {
 }
 
 /** A manifest that cannot be used: bad input, reported before anything is read (exit 2, naming --manifest). */
-class ManifestError extends UsageError {
-  override readonly name = 'ManifestError';
-
-  constructor(problem: string) {
-    super(`--manifest: ${problem}`);
-  }
-}
+const manifestError = (problem: string) => new UsageError(`--manifest: ${problem}`);
 
 /**
  * The files a manifest lists: one path per line, relative to `dir` (or absolute inside it); blank lines
@@ -46,7 +40,7 @@ async function readManifest(manifest: string, dir: string): Promise<string[]> {
   try {
     text = await readFile(manifest, 'utf8');
   } catch (err) {
-    throw new ManifestError(`cannot read ${manifest}: ${(err as Error).message}`);
+    throw manifestError(`cannot read ${manifest}: ${(err as Error).message}`);
   }
   const paths: string[] = [];
   text.split('\n').forEach((raw, i) => {
@@ -55,7 +49,7 @@ async function readManifest(manifest: string, dir: string): Promise<string[]> {
     const full = resolve(dir, line);
     const inside = relative(dir, full);
     if (inside === '' || inside.startsWith('..') || isAbsolute(inside)) {
-      throw new ManifestError(`${manifest} line ${i + 1}: "${line}" is not a file under ${dir}`);
+      throw manifestError(`${manifest} line ${i + 1}: "${line}" is not a file under ${dir}`);
     }
     paths.push(full);
   });

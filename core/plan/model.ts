@@ -1,36 +1,23 @@
 /**
- * Burst-credit and cost model of a scratch workload on EFS One Zone (bursting, elastic) versus EBS gp3.
- *
- * EFS bursting, as documented by AWS (EFS user guide "Throughput modes"; re:Post "How do Amazon EFS
- * burst credits work?"; AWS Storage Blog "Amazon EFS introduces 3X read-throughput increase"):
- * - baseline 50 KiB/s per GiB stored, at least 1 MiB/s; burst 100 MiB/s (100 MiB/s per TiB above 1 TiB);
- * - a new file system starts with 2.1 TiB of burst credit;
- * - throughput is *metered*: reads count at one third of their bytes, writes (and metadata) in full;
- * - credit is spent at (metered rate - baseline) and earned at baseline when below it.
- * So a step that reads R and writes W GiB spends R/3 + W GiB of credit, less what the baseline earns
- * over the run. Metadata operations are not modelled (small for large sequential files).
+ * The plan of a scratch workload: its steps' bytes and times, the storage it holds, what it does to a fresh
+ * bursting EFS file system's credit (core/credit, the rules EFS meters by), the bit rates at which the credit
+ * runs out, and what each storage option costs. A step that reads R and writes W GiB spends R/3 + W GiB of
+ * credit, less what the baseline earns over the run. Metadata operations are not modelled (small for large
+ * sequential files).
  *
  * Pure: no clock, no I/O.
  */
 import { costOptions, recommend, type CostOption } from './costs';
 import type { RegionPrices } from './prices';
-import { gibFromRate, MIB } from '../common';
-import { planS3Files, s3FilesCost, type S3FilesPlan } from './s3-files';
+import { gibFromRate, MIB, UsageError } from '../common';
 import {
-  quantityGib,
-  resolveInput,
-  WorkloadError,
-  type Quantity,
-  type ResolvedInput,
-  type Workload,
-} from './workload';
-
-export const INITIAL_BURST_CREDIT_GIB = 2.1 * 1024;
-const BASELINE_KIB_PER_S_PER_GIB = 50;
-const MIN_BASELINE_MIB_PER_S = 1;
-const BURST_MIB_PER_S_PER_TIB = 100;
-/** Reads are metered at one third of their bytes (writes and metadata in full). */
-export const READ_METERING_FACTOR = 1 / 3;
+  burstCreditOutlook,
+  INITIAL_BURST_CREDIT_GIB,
+  READ_METERING_FACTOR,
+  type BurstCreditOutlook,
+} from '../credit';
+import { planS3Files, s3FilesCost, type S3FilesPlan } from './s3-files';
+import { quantityGib, resolveInput, type Quantity, type ResolvedInput, type Workload } from './workload';
 
 interface StepResult {
   readonly name: string;
@@ -64,19 +51,7 @@ export interface PlanResult {
     readonly averageGib: number;
     readonly gibHours: number;
   };
-  readonly bursting: {
-    readonly initialCreditGib: number;
-    readonly baselineMibPerS: number;
-    readonly burstMibPerS: number;
-    readonly averageMeteredMibPerS: number;
-    readonly baselineEarnedGib: number;
-    /** Metered minus what the baseline earned during the run: the fall in BurstCreditBalance. */
-    readonly netCreditUsedGib: number;
-    readonly creditLeftGib: number;
-    readonly creditSurvives: boolean;
-    /** Seconds into the run at which the credit runs out, when it does. */
-    readonly runsOutAfterSeconds: number | null;
-  };
+  readonly bursting: BurstCreditOutlook;
   readonly exhaustion: readonly Exhaustion[];
   readonly costs: readonly CostOption[];
   /** S3 Files: what it meters for the run and its limits; a cost row in `costs` when its prices are known. */
@@ -90,7 +65,7 @@ export interface PlanResult {
 function stepSeconds(moved: number[], given: (number | undefined)[], runSeconds: number): number[] {
   const assigned = given.reduce<number>((sum, s) => sum + (s ?? 0), 0);
   if (assigned > runSeconds + 1e-6) {
-    throw new WorkloadError(
+    throw new UsageError(
       `the steps' times add up to ${assigned} s, more than the run time (${runSeconds} s)`,
     );
   }
@@ -116,8 +91,8 @@ export function computePlan(
 ): PlanResult {
   const input = resolveInput(workload.input);
   const runSeconds = workload.runSeconds;
-  if (!(runSeconds > 0)) throw new WorkloadError('give the run time (--run-time), e.g. 55m');
-  if (workload.steps.length === 0) throw new WorkloadError('give at least one step (--step or --preset)');
+  if (!(runSeconds > 0)) throw new UsageError('give the run time (--run-time), e.g. 55m');
+  if (workload.steps.length === 0) throw new UsageError('give at least one step (--step or --preset)');
 
   const { steps, storage } = planSteps(workload, input);
   const totals = {
@@ -125,7 +100,7 @@ export function computePlan(
     writeGib: steps.reduce((a, s) => a + s.writeGib, 0),
     meteredGib: steps.reduce((a, s) => a + s.meteredGib, 0),
   };
-  const bursting = burstCredit(totals.meteredGib, storage, runSeconds);
+  const bursting = burstCreditOutlook(totals.meteredGib, storage, runSeconds);
   const bitrates = options.atBitratesMbps ?? (input.bitrateMbps !== undefined ? [input.bitrateMbps] : []);
   const s3Files = planS3Files({ steps, totals, prices, readBytes: options.readBytes ?? MIB });
   const s3FilesRow = s3FilesCost(s3Files, storage, prices);
@@ -184,43 +159,13 @@ function planSteps(workload: Workload, input: ResolvedInput) {
   return { steps, storage };
 }
 
-/** What the run does to a fresh bursting file system's credit: spent, earned at baseline, and whether it lasts. */
-function burstCredit(
-  meteredGib: number,
-  storage: PlanResult['storage'],
-  runSeconds: number,
-): PlanResult['bursting'] {
-  const baselineMibPerS = Math.max(
-    MIN_BASELINE_MIB_PER_S,
-    (storage.averageGib * BASELINE_KIB_PER_S_PER_GIB) / 1024,
-  );
-  const burstMibPerS = Math.max(BURST_MIB_PER_S_PER_TIB, (storage.peakGib / 1024) * BURST_MIB_PER_S_PER_TIB);
-  const averageMeteredMibPerS = (meteredGib * 1024) / runSeconds;
-  const baselineEarnedGib = Math.min(meteredGib, (baselineMibPerS * runSeconds) / 1024);
-  const netCreditUsedGib = meteredGib - baselineEarnedGib;
-  const creditSurvives = netCreditUsedGib < INITIAL_BURST_CREDIT_GIB;
-  return {
-    initialCreditGib: INITIAL_BURST_CREDIT_GIB,
-    baselineMibPerS,
-    burstMibPerS,
-    averageMeteredMibPerS,
-    baselineEarnedGib,
-    netCreditUsedGib,
-    creditLeftGib: Math.max(0, INITIAL_BURST_CREDIT_GIB - netCreditUsedGib),
-    creditSurvives,
-    runsOutAfterSeconds: creditSurvives
-      ? null
-      : (INITIAL_BURST_CREDIT_GIB * 1024) / (averageMeteredMibPerS - baselineMibPerS),
-  };
-}
-
 /**
  * How much content one fresh file system's credit covers at each bit rate: the same pipeline over the same
  * duration of content, where multiples of the input scale with the bit rate and absolute sizes do not.
  */
 function exhaustionAt(bitrates: readonly number[], workload: Workload, input: ResolvedInput): Exhaustion[] {
   if (bitrates.length > 0 && input.durationSeconds === undefined) {
-    throw new WorkloadError('exhaustion by bit rate needs the input duration: give --duration or --bitrate');
+    throw new UsageError('exhaustion by bit rate needs the input duration: give --duration or --bitrate');
   }
   return bitrates.map((mbps) => {
     const duration = input.durationSeconds as number;

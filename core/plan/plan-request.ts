@@ -1,14 +1,15 @@
 /**
  * `mountfleet plan` from request to plan: the workload as the flags, a preset and a workload file describe
  * it together (the flags' input fields over the file's; the preset's steps, then the file's, then the
- * flags'), the region's prices with any overrides, then the model (model.ts). Bad input is a
- * WorkloadError or a PriceError (exit 2), with the same message as the unit that was mistyped.
+ * flags'), the region's prices with any overrides, then the model (model.ts). Bad input is a UsageError
+ * (exit 2); a size, duration or bit rate in a step or the workload file that does not parse says so as the
+ * unit's own parser does (UnitError).
  */
-import { UnitError } from '../common';
+import { UsageError } from '../common';
 import { computePlan, type PlanResult } from './model';
 import { PRESETS } from './presets';
 import { resolvePrices } from './prices';
-import { WorkloadError, parseStep, readWorkloadFile, type InputSpec } from './workload';
+import { parseStep, readWorkloadFile, type InputSpec } from './workload';
 
 /** What `plan` was asked (its flags, read). */
 export interface PlanRequest {
@@ -33,24 +34,18 @@ export interface PlanRequest {
 
 /** The plan of the request's workload. */
 export function planWorkload(request: PlanRequest): PlanResult {
-  try {
-    const fromFile = request.workloadFile ? readWorkloadFile(request.workloadFile) : undefined;
-    const steps = [
-      ...(request.preset ? PRESETS[request.preset].steps : []),
-      ...(fromFile?.steps ?? []),
-      ...request.steps.map(parseStep),
-    ];
-    const runSeconds = request.runSeconds ?? fromFile?.runSeconds ?? request.measuredRunSeconds;
-    if (runSeconds === undefined) throw new WorkloadError('give the run time (--run-time), e.g. 55m');
-    const prices = resolvePrices(request.prices);
-    const input = { ...fromFile?.input, ...request.input };
-    return computePlan({ input, steps, runSeconds }, prices, {
-      atBitratesMbps: request.atBitratesMbps,
-      readBytes: request.readBytes,
-    });
-  } catch (err) {
-    // A size, duration or bit rate in a step or the workload file that does not parse is bad input too.
-    if (err instanceof UnitError) throw new WorkloadError(err.message, { cause: err });
-    throw err;
-  }
+  const fromFile = request.workloadFile ? readWorkloadFile(request.workloadFile) : undefined;
+  const steps = [
+    ...(request.preset ? PRESETS[request.preset].steps : []),
+    ...(fromFile?.steps ?? []),
+    ...request.steps.map(parseStep),
+  ];
+  const runSeconds = request.runSeconds ?? fromFile?.runSeconds ?? request.measuredRunSeconds;
+  if (runSeconds === undefined) throw new UsageError('give the run time (--run-time), e.g. 55m');
+  const prices = resolvePrices(request.prices);
+  const input = { ...fromFile?.input, ...request.input };
+  return computePlan({ input, steps, runSeconds }, prices, {
+    atBitratesMbps: request.atBitratesMbps,
+    readBytes: request.readBytes,
+  });
 }

@@ -91,9 +91,6 @@ export const BUILT_IN_PRICES: Record<string, RegionPrices> = {
   },
 };
 
-/** No prices for the region, or a price file or override that cannot be used (exit 2). */
-class PriceError extends UsageError {}
-
 /**
  * The prices for a run: the built-in entry for `region` (or the file, which replaces it), then each
  * `KEY=VALUE` override on top.
@@ -108,13 +105,13 @@ export function resolvePrices(options: {
     const parsed = regionPricesSchema.safeParse(JSON.parse(readFileSync(options.file, 'utf8')));
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new PriceError(`${options.file}: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+      throw new UsageError(`${options.file}: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
     }
     prices = parsed.data;
   } else {
     const builtIn = BUILT_IN_PRICES[options.region];
     if (!builtIn) {
-      throw new PriceError(
+      throw new UsageError(
         `no built-in prices for ${options.region} (have ${Object.keys(BUILT_IN_PRICES).join(', ')}): ` +
           'pass --prices FILE',
       );
@@ -128,7 +125,7 @@ export function resolvePrices(options: {
       value === undefined ||
       !/^\d+(\.\d+)?$/.test(value)
     ) {
-      throw new PriceError(`--price ${override}: use KEY=NUMBER with KEY one of ${PRICE_KEYS.join(', ')}`);
+      throw new UsageError(`--price ${override}: use KEY=NUMBER with KEY one of ${PRICE_KEYS.join(', ')}`);
     }
     prices = {
       ...prices,

@@ -39,9 +39,6 @@ export interface Workload {
   readonly runSeconds: number;
 }
 
-/** The workload cannot be planned as given: bad input (exit 2); the message says what to give. */
-export class WorkloadError extends UsageError {}
-
 const NONE: Quantity = { kind: 'size', gib: 0 };
 
 function parseQuantity(text: string): Quantity {
@@ -53,7 +50,7 @@ function parseQuantity(text: string): Quantity {
     return { kind: 'size', gib: parseBytes(t) / GIB };
   } catch (err) {
     if (err instanceof UnitError) {
-      throw new WorkloadError(
+      throw new UsageError(
         `"${text}": use a multiple of the input (2), a bit rate (5Mbps) or a size (1.5GiB)`,
       );
     }
@@ -65,7 +62,7 @@ function parseQuantity(text: string): Quantity {
 export function parseStep(spec: string): Step {
   const colon = spec.indexOf(':');
   const name = colon > 0 ? spec.slice(0, colon) : '';
-  if (!name) throw new WorkloadError(`--step ${spec}: use NAME:read=Q,write=Q[,time=DURATION]`);
+  if (!name) throw new UsageError(`--step ${spec}: use NAME:read=Q,write=Q[,time=DURATION]`);
   let read = NONE;
   let write = NONE;
   let seconds: number | undefined;
@@ -74,11 +71,11 @@ export function parseStep(spec: string): Step {
     .split(',')
     .filter(Boolean)) {
     const [key, value] = field.split('=', 2);
-    if (value === undefined) throw new WorkloadError(`--step ${spec}: "${field}" is not KEY=VALUE`);
+    if (value === undefined) throw new UsageError(`--step ${spec}: "${field}" is not KEY=VALUE`);
     if (key === 'read') read = parseQuantity(value);
     else if (key === 'write') write = parseQuantity(value);
     else if (key === 'time') seconds = parseDuration(value);
-    else throw new WorkloadError(`--step ${spec}: unknown key "${key}" (read, write, time)`);
+    else throw new UsageError(`--step ${spec}: unknown key "${key}" (read, write, time)`);
   }
   return seconds === undefined ? { name, read, write } : { name, read, write, seconds };
 }
@@ -111,17 +108,17 @@ const workloadFileSchema = z
 
 /** A JSON workload file: `{ "input": {...}, "steps": [...], "runTime": "55m" }` (all strings with units). */
 export function readWorkloadFile(path: string): { input: InputSpec; steps: Step[]; runSeconds?: number } {
-  const json = readJsonFile(path, 'workload file', (m) => new WorkloadError(m));
+  const json = readJsonFile(path, 'workload file', (m) => new UsageError(m));
   const parsed = workloadFileSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new WorkloadError(`${path}: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+    throw new UsageError(`${path}: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
   }
   const f = parsed.data;
   // A zero size, duration, bit rate or run time only divides into Infinity.
   const positive = (field: string, value: number) => {
     if (!(value > 0) || !Number.isFinite(value))
-      throw new WorkloadError(`${path}: ${field}: must be more than 0`);
+      throw new UsageError(`${path}: ${field}: must be more than 0`);
     return value;
   };
   return {
@@ -156,7 +153,7 @@ export function resolveInput(input: InputSpec): ResolvedInput {
   if (gib !== undefined) return { gib };
   if (d !== undefined && r !== undefined)
     return { gib: gibFromRate(r, d), durationSeconds: d, bitrateMbps: r };
-  throw new WorkloadError('give the input as --input-size, or --duration with --bitrate');
+  throw new UsageError('give the input as --input-size, or --duration with --bitrate');
 }
 
 /** GiB a quantity stands for, for a given input. */
@@ -168,7 +165,7 @@ export function quantityGib(q: Quantity, input: ResolvedInput, stepName: string)
       return q.gib;
     case 'rate':
       if (input.durationSeconds === undefined) {
-        throw new WorkloadError(
+        throw new UsageError(
           `step ${stepName} uses a bit rate: give the input's --duration or --bitrate too`,
         );
       }

@@ -65,11 +65,6 @@ export async function listScratchFileSystems(
   return found.sort((a, b) => (a.createdAt ?? '').localeCompare(b.createdAt ?? ''));
 }
 
-/** `scratch delete` of a file system the fleet did not make (or, without --force, one it calls foreign): exit 2. */
-class NotThisFleetsError extends UsageError {
-  override readonly name = 'NotThisFleetsError';
-}
-
 /** The run a file system belongs to, from its tags: what a refusal names. */
 function describeRun(f: Pick<FileSystemFacts, 'jobId' | 'runId' | 'ownerInstanceId'>): string {
   return (
@@ -124,7 +119,7 @@ export async function deleteScratchFileSystem(
   if (fs === undefined) return { status: 'already-gone', mountTargetsDeleted: 0 };
   const owner = tagValue(fs, TAG_FLEET);
   if (owner !== fleetId) {
-    throw new NotThisFleetsError(
+    throw new UsageError(
       owner === undefined
         ? `${fileSystemId} is not a mountfleet scratch file system (no ${TAG_FLEET} tag): refusing to delete it`
         : `${fileSystemId} belongs to fleet ${owner}, not ${fleetId}: refusing to delete it`,
@@ -133,7 +128,7 @@ export async function deleteScratchFileSystem(
   const foreign = foreignReason(fs, fleetId);
   if (foreign !== undefined) {
     if (!options.force) {
-      throw new NotThisFleetsError(
+      throw new UsageError(
         `${fileSystemId} carries ${TAG_FLEET}=${fleetId} but was not made by the fleet (${foreign}): the reaper ` +
           'never deletes such a file system; pass --force to delete it anyway',
       );

@@ -2,7 +2,7 @@
  * `mountfleet scratch run`: create → wait → mount target → mount → run CMD → always tear down.
  *
  * One run, one file system: the run creates a file system of its own (its CreationToken names the run, see
- * naming.ts) and no other run ever mounts, adopts or deletes it. Whatever happens after the first AWS call —
+ * core/contract/naming.ts) and no other run ever mounts, adopts or deletes it. Whatever happens after the first AWS call —
  * CMD fails, SIGINT/SIGTERM, a Spot interruption notice or Auto Scaling terminating the instance, an AWS
  * error, a mount failure — the run ends in teardown: unmount (lazily if still busy), then delete the mount
  * target, wait until none remain, delete the file system. Teardown touches only what this run made: its file
@@ -32,11 +32,11 @@ import {
   startCreditGuard,
   type CreditGuardOptions,
   type CreditReport,
-} from './credit-guard';
+  mountStatsReader,
+} from '../credit';
 import { signalNumber, startJob, systemdScopeFor, type JobExit, type JobScope } from './job';
-import { mountStatsReader } from './mountstats';
 import { isMounted, mountFileSystem, topMountAt } from './mount';
-import { generateRunId } from './naming';
+import { generateRunId } from '../contract';
 import { watchRunner, type RunnerWatch } from './runner-watch';
 
 import { stopProcessGroup, superviseJob, type StopReason } from './job-supervision';
@@ -74,7 +74,7 @@ export interface ScratchJobRequest {
   readonly placement: InstancePlacement;
   readonly fleetId: string;
   readonly jobId: string;
-  /** This run's id: its CreationToken and `mountfleet:run` tag. @default a new one (naming.ts generateRunId) */
+  /** This run's id: its CreationToken and `mountfleet:run` tag. @default a new one (core/contract's generateRunId) */
   readonly runId?: string;
   /** Where to mount: a resolved path that is no mount point (the plan's, prepared by local-setup.ts). */
   readonly path: string;
@@ -114,7 +114,7 @@ export interface ScratchJobRequest {
   readonly teardownTimeoutMs?: number;
   /** Teardown gives up once AWS has not answered at all for this long. @default 30000 */
   readonly unreachableTimeoutMs?: number;
-  /** Watch the burst credit while CMD runs (core/scratch/credit-guard.ts); not watched when unset. */
+  /** Watch the burst credit while CMD runs (core/credit/guard.ts); not watched when unset. */
   readonly creditGuard?: CreditGuardRequest;
 }
 

@@ -15,11 +15,10 @@ import {
   untrustedPathProblemBeforeCreating,
   type CheckedDirectory,
 } from '../system';
+import { InUseError, UsageError } from '../common';
 import { checkMountPath } from '../contract';
 import { mountPreflightProblem, rootProblem } from './preflight';
 import { holdJobAndPath, type HeldRunLocks } from './run-locks';
-import { ScratchInUseError } from './setup-errors';
-import { ScratchSettingsError } from './settings';
 
 interface LocalSetupRequest {
   readonly runDir: string;
@@ -48,25 +47,25 @@ export interface LocalSetup {
 }
 
 /**
- * Runs the local checks; throws ScratchSettingsError (exit 2: fix the flags or the machine) or
- * ScratchInUseError (exit 75: another run holds the job id or a nesting path, or the wait for it was stopped).
+ * Runs the local checks; throws a UsageError (exit 2: fix the flags or the machine) or
+ * an InUseError (exit 75: another run holds the job id or a nesting path, or the wait for it was stopped).
  * Nothing is left held or created when it throws.
  */
 export async function prepareLocalRun(request: LocalSetupRequest): Promise<LocalSetup> {
   const notRoot = rootProblem(request.uid);
-  if (notRoot !== undefined) throw new ScratchSettingsError(notRoot);
+  if (notRoot !== undefined) throw new UsageError(notRoot);
   const path = resolvedPath(request.path, request.log);
   const locks = await holdLocks(request, path);
   try {
     const mountProblem = mountPreflightProblem({ path, mountHelper: request.mountHelper });
-    if (mountProblem !== undefined) throw new ScratchSettingsError(mountProblem);
+    if (mountProblem !== undefined) throw new UsageError(mountProblem);
     const pathProblem = untrustedPathProblemBeforeCreating(path);
-    if (pathProblem !== undefined) throw new ScratchSettingsError(`--path ${path}: ${pathProblem}`);
+    if (pathProblem !== undefined) throw new UsageError(`--path ${path}: ${pathProblem}`);
     const createdDirectory = createPath(path);
     try {
       return { path, locks, createdDirectory, checkedPath: holdCheckedDirectory(path) };
     } catch (err) {
-      throw new ScratchSettingsError(`--path ${path}: ${(err as Error).message}`);
+      throw new UsageError(`--path ${path}: ${(err as Error).message}`);
     }
   } catch (err) {
     locks.release();
@@ -83,7 +82,7 @@ export function resolvedPath(given: string, log: (line: string) => void): string
   if (real === given) return given;
   const realProblem = checkMountPath(real);
   if (realProblem) {
-    throw new ScratchSettingsError(
+    throw new UsageError(
       `--path ${given} resolves through a symlink to ${real}, which ${realProblem}: pass a real directory`,
     );
   }
@@ -93,12 +92,12 @@ export function resolvedPath(given: string, log: (line: string) => void): string
 
 async function holdLocks(request: LocalSetupRequest, path: string): Promise<HeldRunLocks> {
   const lockRequest = { ...request, path, waitSeconds: 0 };
-  let held: ScratchInUseError;
+  let held: InUseError;
   try {
     return await holdJobAndPath(lockRequest);
   } catch (err) {
-    if (err instanceof LockFileError) throw new ScratchSettingsError(err.message);
-    if (!(err instanceof ScratchInUseError)) throw err;
+    if (err instanceof LockFileError) throw new UsageError(err.message);
+    if (!(err instanceof InUseError)) throw err;
     if (request.waitLockSeconds === 0) throw inUse(err, request);
     held = err;
   }
@@ -107,14 +106,14 @@ async function holdLocks(request: LocalSetupRequest, path: string): Promise<Held
   try {
     return await holdJobAndPath({ ...lockRequest, waitSeconds: request.waitLockSeconds });
   } catch (err) {
-    throw err instanceof ScratchInUseError ? inUse(err, request) : err;
+    throw err instanceof InUseError ? inUse(err, request) : err;
   }
 }
 
 /** What the run says when another run holds its job id or path: refused, or stopped while it waited. */
-function inUse(err: ScratchInUseError, request: LocalSetupRequest): ScratchInUseError {
+function inUse(err: InUseError, request: LocalSetupRequest): InUseError {
   const hint = request.waitLockSeconds === 0 ? '; --wait-lock[=SECONDS] waits for it instead' : '';
-  return new ScratchInUseError(
+  return new InUseError(
     request.signal?.aborted ? `stopped while waiting: ${err.message}` : `refusing: ${err.message}${hint}`,
     { cause: err },
   );
@@ -125,7 +124,7 @@ function createPath(path: string): string | undefined {
   try {
     return makeDirectories(path);
   } catch (err) {
-    throw new ScratchSettingsError(
+    throw new UsageError(
       `--path ${path} cannot be created (${(err as Error).message}): pass a path on a writable file system`,
     );
   }

@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { MountfleetError } from '../common';
 import { isMountPoint, readMountinfo, sameMount, topMount, type MountEntry } from '../system';
 
 /** The efs-utils options scratch mounts use. */
@@ -35,18 +36,14 @@ export function mountCommand(request: MountRequest): [string, string[]] {
   return ['mount', ['-t', 'efs', '-o', options, source, request.path]];
 }
 
-export class MountError extends Error {
-  override readonly name = 'MountError';
-}
-
 /**
  * Runs a program in its own process group, bounded: at the timeout or on abort the whole group is
  * SIGKILLed (a helper's own children, such as a `sleep` or a stuck `mount`, would otherwise hold its
- * output pipes open and the wait would go on). Rejects with MountError on failure, timeout or abort.
+ * output pipes open and the wait would go on). Rejects with a MountfleetError on failure, timeout or abort.
  */
 function runBounded(program: string, args: string[], timeoutMs: number, signal?: AbortSignal): Promise<void> {
   const commandLine = `${program} ${args.join(' ')}`;
-  if (signal?.aborted) return Promise.reject(new MountError(`${commandLine}: not started (stopping)`));
+  if (signal?.aborted) return Promise.reject(new MountfleetError(`${commandLine}: not started (stopping)`));
   return new Promise((resolveRun, reject) => {
     const child = spawn(program, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
     let stderr = '';
@@ -74,17 +71,17 @@ function runBounded(program: string, args: string[], timeoutMs: number, signal?:
       if (err) reject(err);
       else resolveRun();
     };
-    child.once('error', (err) => finish(new MountError(`${commandLine} failed: ${err.message}`)));
+    child.once('error', (err) => finish(new MountfleetError(`${commandLine} failed: ${err.message}`)));
     // 'exit', not 'close': a grandchild that escaped the kill may still hold stderr open. On a failure the
     // helper's last words may still be in the pipe when 'exit' comes: they are read until stderr ends, or for
     // STDERR_DRAIN_MS at most (only the message's detail depends on it, never the outcome).
     child.once('exit', (code, sig) => {
-      if (stopped) return finish(new MountError(`${commandLine}: ${stopped}`));
+      if (stopped) return finish(new MountfleetError(`${commandLine}: ${stopped}`));
       if (code === 0) return finish();
       const fail = () => {
         clearTimeout(drain);
         const detail = stderr.trim() || `exit status ${code ?? sig}`;
-        finish(new MountError(`${commandLine} failed: ${detail}`));
+        finish(new MountfleetError(`${commandLine} failed: ${detail}`));
       };
       const drain = setTimeout(fail, STDERR_DRAIN_MS);
       if (child.stderr.readableEnded) fail();
@@ -98,7 +95,7 @@ const STDERR_DRAIN_MS = 1000;
 /** How much of a helper's stderr (its end) an error quotes. */
 const STDERR_KEPT_CHARS = 4096;
 
-/** Runs the mount helper; throws MountError with its output when it fails, times out or is aborted. */
+/** Runs the mount helper; throws a MountfleetError with its output when it fails, times out or is aborted. */
 export async function mountFileSystem(request: MountRequest): Promise<void> {
   const [program, args] = mountCommand(request);
   await runBounded(program, args, request.timeoutMs ?? 120_000, request.signal);
@@ -151,7 +148,7 @@ export async function unmount(path: string, ours: MountEntry): Promise<UnmountOu
   try {
     await runBounded('umount', ['-l', path], UMOUNT_TIMEOUT_MS);
   } catch (err) {
-    if (isOurs() === 'ours') throw new MountError(`cannot unmount ${path}: ${(err as Error).message}`);
+    if (isOurs() === 'ours') throw new MountfleetError(`cannot unmount ${path}: ${(err as Error).message}`);
   }
   return 'lazy';
 }

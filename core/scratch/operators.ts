@@ -95,7 +95,7 @@ interface ScratchDeleteReport {
 
 /**
  * `scratch delete`: deletes one file system of the fleet (inventory.ts), progress to `log`. A file system
- * the fleet did not make throws NotThisFleetsError (exit 2).
+ * the fleet did not make throws a UsageError (exit 2).
  */
 export async function deleteScratch(
   request: ScratchDeleteRequest,

@@ -1,6 +1,6 @@
 /**
  * What one `scratch run` holds on its instance for its whole life: its job id (within its fleet) and its
- * mount path. Neither is what keeps scratch safe — every run has a file system of its own (naming.ts) — but
+ * mount path. Neither is what keeps scratch safe — every run has a file system of its own (core/contract/naming.ts) — but
  * both refuse an accidental duplicate early and clearly: a second run of the same job id, a second run on
  * the same path (it would stack its mount on the first's), and a run on a path inside, or containing,
  * another run's path (one run's unmount would take the other's mount with it). Refused before anything is
@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join, sep } from 'node:path';
 import { acquireLock, lockFileError, type HeldLock, makeDirectories } from '../system';
-import { ScratchInUseError } from './setup-errors';
+import { InUseError } from '../common';
 
 interface RunLockRequest {
   /** MOUNTFLEET_RUN_DIR (/run/mountfleet by default): the locks are files under `scratch-locks/`. */
@@ -83,7 +83,7 @@ async function nestedHolder(dir: string, path: string, ownFile: string, signal?:
 
 /**
  * Takes the job lock, then (under the registry lock) checks that no other run's path nests with this one
- * and takes the path lock; returns what releases them. Throws ScratchInUseError naming the holder when one
+ * and takes the path lock; returns what releases them. Throws InUseError naming the holder when one
  * is taken and the wait is over. Always in that order, so two runs cannot deadlock.
  */
 export async function holdJobAndPath(request: RunLockRequest): Promise<HeldRunLocks> {
@@ -107,7 +107,7 @@ export async function holdJobAndPath(request: RunLockRequest): Promise<HeldRunLo
     options,
   );
   if (job.status === 'busy') {
-    throw new ScratchInUseError(
+    throw new InUseError(
       `job ${request.jobId} of fleet ${request.fleetId} is already running on this instance: ` +
         `held by ${describeHolder(job.holder)}; wait for it to end, or use another --job`,
     );
@@ -146,7 +146,7 @@ async function holdPath(
       waitSeconds: REGISTRY_WAIT_SECONDS,
     });
     if (registry.status === 'busy') {
-      throw new ScratchInUseError(
+      throw new InUseError(
         `the scratch path registry ${join(dir, 'paths.lock')} stayed locked for ${REGISTRY_WAIT_SECONDS} s ` +
           `(held by ${describeHolder(registry.holder)}, a run that is stuck while it checks its path): ` +
           'retry once it is gone, or stop it',
@@ -179,7 +179,7 @@ async function holdPath(
         continue;
       }
     }
-    throw new ScratchInUseError(
+    throw new InUseError(
       inTheWay.nested
         ? `--path ${path} nests with the path of ${inTheWay.holder}: one run's unmount would take the other's ` +
             "mount with it; pass a path outside every other scratch run's"

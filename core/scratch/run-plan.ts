@@ -5,22 +5,14 @@
  * (local-setup.ts), then IMDS, then this zone's subnet and security group and the grace (settings.ts). What
  * comes after (run.ts, lifecycle.ts) takes every setting from the plan and derives none again.
  */
-import { EXIT_STATUS, MountfleetError, withoutTrailingSlash } from '../common';
+import { EXIT_STATUS, MountfleetError, UsageError, withoutTrailingSlash } from '../common';
 import { DEFAULT_SCRATCH_PATH, agentPaths } from '../contract';
 import { metadataService, readInstanceIdentity, type InstanceIdentity } from '../instance';
+import { burstCreditPreflight, type CreditGuardOptions, type OnCreditLow, type RunSummary } from '../credit';
 import { BUILT_IN_PRICES } from '../plan';
-import type { CreditGuardOptions, OnCreditLow } from './credit-guard';
 import type { InstancePlacement } from './lifecycle';
 import { prepareLocalRun, type LocalSetup } from './local-setup';
-import { burstCreditPreflight } from './preflight';
-import type { RunSummary } from './run-summary';
-import {
-  loadOptionalAgentConfig,
-  resolveFleetId,
-  ScratchSettingsError,
-  zoneSettings,
-  type ZoneSettings,
-} from './settings';
+import { loadOptionalAgentConfig, resolveFleetId, zoneSettings, type ZoneSettings } from './settings';
 
 /** `scratch run` as its flags ask for it, each value read and checked as the flag was (agent/commands/scratch.ts). */
 export interface ScratchRunRequest {
@@ -105,22 +97,13 @@ export interface ScratchRunPlan extends LocalSetup, ZoneSettings {
   release(): void;
 }
 
-/** This is no EC2 instance, or IMDS did not answer in time: nothing was created (exit 1). */
-class InstanceIdentityError extends MountfleetError {
-  override readonly name = 'InstanceIdentityError';
-
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, EXIT_STATUS.failure, options);
-  }
-}
-
 /** IMDS reads at start: 1 s per attempt, retried with jittered backoff for up to this long in all. */
 const IMDS_BUDGET_MS = 15_000;
 
 /**
  * Checks and settles everything the run needs before its first AWS call, holding the locks and the path's
- * directory on the way; throws an error carrying its exit status (ScratchSettingsError 2, ScratchInUseError 75,
- * InstanceIdentityError 1) with nothing left held.
+ * directory on the way; throws an error carrying its exit status (a UsageError 2, an InUseError 75, a
+ * MountfleetError 1 when this is no EC2 instance) with nothing left held.
  */
 export async function planScratchRun(request: ScratchRunRequest, io: ScratchRunIo): Promise<ScratchRunPlan> {
   sayPreflight(request, io.log);
@@ -179,19 +162,20 @@ export async function planScratchRun(request: ScratchRunRequest, io: ScratchRunI
 function sayPreflight(request: ScratchRunRequest, log: (line: string) => void): void {
   if (request.expectedIoBytes === undefined) return;
   const verdict = burstCreditPreflight(request.expectedIoBytes, request.strict);
-  if (verdict.status === 'refuse') throw new ScratchSettingsError(`refusing (--strict): ${verdict.message}`);
+  if (verdict.status === 'refuse') throw new UsageError(`refusing (--strict): ${verdict.message}`);
   log(verdict.status === 'warn' ? `WARNING: ${verdict.message}` : verdict.message);
 }
 
-/** This instance's identity from IMDS; InstanceIdentityError says why not. */
+/** This instance's identity from IMDS; when IMDS does not answer, a MountfleetError (exit 1) says so. */
 async function readIdentity(signal: AbortSignal): Promise<InstanceIdentity> {
   const imds = metadataService({ timeoutMs: 1000, budgetMs: IMDS_BUDGET_MS, signal });
   try {
     return await readInstanceIdentity(imds);
   } catch (err) {
-    throw new InstanceIdentityError(
+    throw new MountfleetError(
       `cannot read this instance's identity from IMDS (${(err as Error).message}): scratch run works on EC2 instances only; ` +
         `nothing was created`,
+      EXIT_STATUS.failure,
       { cause: err },
     );
   } finally {

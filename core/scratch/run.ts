@@ -5,7 +5,7 @@
 import { EXIT_STATUS } from '../common';
 import { cloudWatchClient, efsClient } from '../aws';
 import { terminationNoticeReader } from '../instance';
-import { appendCreditMetrics } from './credit-metric';
+import { appendCreditMetrics, runSummary, type RunSummary } from '../credit';
 import { runScratchJob, type CreditGuardRequest, type ScratchJobRequest } from './lifecycle';
 import { registerScratchRun } from './registry';
 import {
@@ -16,7 +16,6 @@ import {
   type ScratchRunRequest,
   type SummaryDestination,
 } from './run-plan';
-import { runSummary, type RunSummary } from './run-summary';
 
 /** SDK attempts per call (adaptive retry): setup must ride out the throttling of many jobs starting at once. */
 const SCRATCH_MAX_ATTEMPTS = 10;

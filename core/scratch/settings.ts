@@ -16,11 +16,6 @@ import {
   type AgentConfig,
 } from '../contract';
 
-/** A flag or agent.json value the run cannot use, or a machine it cannot run on: the message says why (exit 2). */
-export class ScratchSettingsError extends UsageError {
-  override readonly name = 'ScratchSettingsError';
-}
-
 /** The rules of agent.json's `scratch` section, field by field. */
 const SCRATCH_RULES = agentConfigSchema.shape.scratch.unwrap().shape;
 
@@ -41,12 +36,12 @@ export function loadOptionalAgentConfig(
 export function resolveFleetId(flag: string | undefined, config: AgentConfig | undefined): string {
   const fleetId = flag ?? config?.fleetId;
   if (fleetId === undefined) {
-    throw new ScratchSettingsError(
+    throw new UsageError(
       `no fleet: pass --fleet ID, or run where ${DEFAULT_AGENT_CONFIG_PATH} exists (or pass --config FILE)`,
     );
   }
   const problem = fleetIdProblem(fleetId);
-  if (problem) throw new ScratchSettingsError(problem);
+  if (problem) throw new UsageError(problem);
   return fleetId;
 }
 
@@ -68,8 +63,7 @@ export interface ZoneSettings {
 /** Holds the value to agent.json's rule for the field the flag overrides. */
 function checkByRule(flag: string, value: string, rule: z.ZodType<string>): void {
   const checked = rule.safeParse(value);
-  if (!checked.success)
-    throw new ScratchSettingsError(`${flag} ${value}: ${checked.error.issues[0].message}`);
+  if (!checked.success) throw new UsageError(`${flag} ${value}: ${checked.error.issues[0].message}`);
 }
 
 /** The mount target's subnet (agent.json's for `availabilityZoneId`) and security group, the grace and the key. */
@@ -82,7 +76,7 @@ export function zoneSettings(
   const subnetId = flags.subnet ?? scratch?.subnets[availabilityZoneId];
   if (subnetId === undefined) {
     const known = Object.keys(scratch?.subnets ?? {});
-    throw new ScratchSettingsError(
+    throw new UsageError(
       `no scratch subnet for this instance's zone ${availabilityZoneId}: pass --subnet SUBNET_ID` +
         (scratch
           ? ` (agent.json scratch.subnets has ${known.join(', ') || 'none'})`
@@ -92,7 +86,7 @@ export function zoneSettings(
   checkByRule('--subnet', subnetId, SCRATCH_RULES.subnets.valueType);
   const securityGroupId = flags.securityGroup ?? scratch?.securityGroupId;
   if (securityGroupId === undefined) {
-    throw new ScratchSettingsError(
+    throw new UsageError(
       'no scratch security group: pass --security-group SG_ID (agent.json has no scratch section)',
     );
   }
@@ -101,7 +95,7 @@ export function zoneSettings(
   // Neither given: the schema's default.
   const grace = SCRATCH_RULES.teardownGraceSeconds.safeParse(givenGrace);
   if (!grace.success) {
-    throw new ScratchSettingsError(
+    throw new UsageError(
       `--teardown-grace ${givenGrace}: must be a whole number of seconds, 0-${MAX_TEARDOWN_GRACE_SECONDS}`,
     );
   }

@@ -18,6 +18,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { setMaxListeners } from 'node:events';
+import { EXIT_STATUS, MountfleetError } from '../common';
 import {
   listSource,
   manifestKey,
@@ -99,6 +100,10 @@ async function alreadyDone(
   }
 }
 
+/**
+ * Packs the prefix into shards, then writes the manifest and the summary. Stopped by its signal, it throws a
+ * MountfleetError with exit 130 saying how far it got: the finished shards are kept, and a re-run resumes.
+ */
 export async function shardPrefix(options: ShardOptions): Promise<ShardResult> {
   const o = {
     concurrency: 16,
@@ -114,43 +119,78 @@ export async function shardPrefix(options: ShardOptions): Promise<ShardResult> {
   const exclude = o.destBucket === o.bucket ? o.destPrefix : undefined;
   const objects = await listSource(o.s3, o.bucket, o.prefix, exclude);
   const planned = planShards(objects, o.prefix, o.destPrefix, o.targetBytes);
-
-  const records: ProgressRecord[] = [];
-  let written = 0;
-  let skipped = 0;
-  for (const shard of planned) {
-    o.signal?.throwIfAborted();
-    const progress = await readJson<ProgressRecord>(
-      o.s3,
-      o.destBucket,
-      progressKey(o.destPrefix, shard.index),
-    );
-    let record: ProgressRecord;
-    if (progress && (await alreadyDone(o.s3, o.destBucket, shard, progress))) {
-      record = progress;
-      skipped++;
-    } else {
-      record = await writeShard(o, shard);
-      await o.s3.send(
-        new PutObjectCommand({
-          Bucket: o.destBucket,
-          Key: progressKey(o.destPrefix, shard.index),
-          Body: JSON.stringify(record),
-          ContentType: 'application/json',
-        }),
-      );
-      written++;
-    }
-    records.push(record);
-    o.onShard?.(record.shard, { written, skipped, total: planned.length });
-  }
-
+  const { records, written, skipped } = await writeShards(o, planned);
   const summary: ShardSummary = {
     source: { bucket: o.bucket, prefix: o.prefix },
     dest: { bucket: o.destBucket, prefix: o.destPrefix },
     targetBytes: o.targetBytes,
     shards: records.map((r) => r.shard),
   };
+  await writeIndex(o, summary, records);
+  return {
+    ...summary,
+    objects: objects.length,
+    bytes: objects.reduce((a, b) => a + b.size, 0),
+    written,
+    skipped,
+    seconds: (now() - started) / 1000,
+  };
+}
+
+/** The options with their defaults filled in. */
+type ShardRun = ShardOptions &
+  Required<Pick<ShardOptions, 'concurrency' | 'readAheadMaxBytes' | 'partSize' | 'destBucket'>>;
+
+/** Each planned shard: skipped when already done and intact, else written and its progress recorded. */
+async function writeShards(o: ShardRun, planned: readonly PlannedShard[]) {
+  const records: ProgressRecord[] = [];
+  let written = 0;
+  let skipped = 0;
+  try {
+    for (const shard of planned) {
+      o.signal?.throwIfAborted();
+      const progress = await readJson<ProgressRecord>(
+        o.s3,
+        o.destBucket,
+        progressKey(o.destPrefix, shard.index),
+      );
+      let record: ProgressRecord;
+      if (progress && (await alreadyDone(o.s3, o.destBucket, shard, progress))) {
+        record = progress;
+        skipped++;
+      } else {
+        record = await writeShard(o, shard);
+        await o.s3.send(
+          new PutObjectCommand({
+            Bucket: o.destBucket,
+            Key: progressKey(o.destPrefix, shard.index),
+            Body: JSON.stringify(record),
+            ContentType: 'application/json',
+          }),
+        );
+        written++;
+      }
+      records.push(record);
+      o.onShard?.(record.shard, { written, skipped, total: planned.length });
+    }
+  } catch (err) {
+    if (!o.signal?.aborted) throw err;
+    throw new MountfleetError(
+      `stopped (${String(o.signal.reason)}) with ${records.length} of ${planned.length} shards done; ` +
+        'they are kept: run again to resume',
+      EXIT_STATUS.interrupted,
+      { cause: err },
+    );
+  }
+  return { records, written, skipped };
+}
+
+/** The manifest (one line per object, in shard order) and the summary, once every shard is done. */
+async function writeIndex(
+  o: ShardRun,
+  summary: ShardSummary,
+  records: readonly ProgressRecord[],
+): Promise<void> {
   const manifest = records.flatMap((r) => r.entries.map((e) => JSON.stringify(e))).join('\n');
   await o.s3.send(
     new PutObjectCommand({
@@ -168,12 +208,4 @@ export async function shardPrefix(options: ShardOptions): Promise<ShardResult> {
       ContentType: 'application/json',
     }),
   );
-  return {
-    ...summary,
-    objects: objects.length,
-    bytes: objects.reduce((a, b) => a + b.size, 0),
-    written,
-    skipped,
-    seconds: (now() - started) / 1000,
-  };
 }

@@ -11,6 +11,7 @@
  */
 import { spawn } from 'node:child_process';
 import { closeSync, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { EXIT_STATUS, MountfleetError } from '../common';
 
 /** Exit status of `flock -n` / `flock -w` when the lock is held by someone else. */
 const FLOCK_BUSY = 1;
@@ -51,8 +52,12 @@ function flockOn(fd: number, args: string[], signal: AbortSignal | undefined): P
 }
 
 /** A lock file that cannot be opened or written (read-only or full run dir), named with its cause. */
-export class LockFileError extends Error {
+export class LockFileError extends MountfleetError {
   override readonly name = 'LockFileError';
+
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, EXIT_STATUS.failure, options);
+  }
 }
 
 export function lockFileError(file: string, err: unknown): LockFileError {

@@ -19,7 +19,7 @@ import {
   type Stats,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { withoutTrailingSlash } from '../common';
+import { MountfleetError, withoutTrailingSlash } from '../common';
 
 /** The uids whose directories are trusted: root, and this process's own (the same when it runs as root). */
 function trustedUids(): ReadonlySet<number> {
@@ -147,11 +147,6 @@ export function untrustedMountPointProblem(path: string): string | undefined {
   );
 }
 
-/** The path is not (or no longer) a directory only root can re-point; the message says why and what to do. */
-export class UntrustedPathError extends Error {
-  override readonly name = 'UntrustedPathError';
-}
-
 /**
  * A directory checked by untrustedPathProblem and held open, so that "the same directory" can be asked again
  * right before acting (a held descriptor keeps its inode number from being reused).
@@ -164,23 +159,26 @@ export interface CheckedDirectory {
   release(): void;
 }
 
-/** Checks `path` (an existing, resolved directory) and holds it; throws UntrustedPathError. */
+/**
+ * Checks `path` (an existing, resolved directory) and holds it; when it is not (or no longer) a directory only
+ * root can re-point, throws a MountfleetError saying why and what to do.
+ */
 export function holdCheckedDirectory(path: string): CheckedDirectory {
   const problem = untrustedPathProblem(path);
-  if (problem) throw new UntrustedPathError(problem);
+  if (problem) throw new MountfleetError(problem);
   let fd: number;
   try {
     // O_NOFOLLOW: a leaf swapped for a symlink since the check is refused, not followed.
     fd = openSync(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
   } catch (err) {
-    throw new UntrustedPathError(`${path} changed while it was checked (${(err as Error).message})`);
+    throw new MountfleetError(`${path} changed while it was checked (${(err as Error).message})`);
   }
   const held = fstatSync(fd);
   // What the descriptor names now: a parent swapped between the check and the open shows here.
   const opened = readlinkSync(join('/proc/self/fd', String(fd)));
   if (opened !== path) {
     closeSync(fd);
-    throw new UntrustedPathError(`${path} changed while it was checked (it led to ${opened})`);
+    throw new MountfleetError(`${path} changed while it was checked (it led to ${opened})`);
   }
   let open = true;
   return {

@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { efsClient } from '../../core/aws/clients';
 import { listScratchFileSystems, type ScratchFileSystemSummary } from '../../core/scratch/inventory';
-import { runSummarySchema } from '../../core/scratch/run-summary';
+import { runSummarySchema } from '../../core/credit/run-summary';
 import { CLI_BUNDLE } from '../../test/support/cli';
 import { REPO_ROOT } from '../../test/support/moto';
 import type { Cleanups } from './cleanup';

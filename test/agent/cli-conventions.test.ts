@@ -65,6 +65,14 @@ describe('exit status and error output', () => {
     );
   });
 
+  it("status's --help lists its own exit status, 3 when no agent runs, and status exits so", async () => {
+    const help = await mountfleet('status', '--help');
+    expect(help.stdout).toContain('Exit status: 3 when no agent runs');
+    process.env.MOUNTFLEET_RUN_DIR = mkdtempSync(join(tmpdir(), 'mf-no-agent-'));
+    const r = await mountfleet('status');
+    expect(r).toMatchObject({ code: 3, stdout: '', stderr: 'agent not running\n' });
+  });
+
   it('a runtime failure exits 1 with one line and no stack trace', async () => {
     const r = await mountfleet('shard', 'verify', '--bucket', 'no-such-bucket', '--dest-prefix', 'tars/');
     expect(r.code).toBe(1);

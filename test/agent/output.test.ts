@@ -111,3 +111,23 @@ test('discard removes a file it created and keeps one that was there before', ()
   written.discard();
   expect(readFileSync(join(dir, 'kept.json'), 'utf8')).toBe('{}\n');
 });
+
+test('files in a --out DIR: the directory made when missing, all of them opened or none', () => {
+  const out = join(dir, 'new', 'out');
+  const [csv, svg] = OutputFile.openAllIn('--out', out, ['latency.csv', 'latency.svg']);
+  csv.write('a\n');
+  svg.write('<svg/>');
+  expect(readFileSync(join(out, 'latency.csv'), 'utf8')).toBe('a\n');
+
+  // A directory that cannot be made (below a file) is a usage error naming the flag.
+  writeFileSync(join(dir, 'plain-file'), '');
+  expect(() => OutputFile.openAllIn('--out', join(dir, 'plain-file', 'out'), ['a.csv'])).toThrow(
+    `--out ${join(dir, 'plain-file', 'out')} cannot be created (ENOTDIR): give a writable directory`,
+  );
+
+  // The second file cannot be opened: the first, created by this open, is removed again.
+  const partial = join(dir, 'partial');
+  mkdirSync(join(partial, 'b.svg'), { recursive: true });
+  expect(() => OutputFile.openAllIn('--out', partial, ['a.csv', 'b.svg'])).toThrow(UsageError);
+  expect(existsSync(join(partial, 'a.csv'))).toBe(false);
+});

@@ -234,6 +234,12 @@ describe('import graph', () => {
     expect(violations(under('core/scratch'), (e) => under('core/agent')(e.to))).toEqual([]);
   });
 
+  // What a Batch run shares with a run on an instance has an owner of its own: the burst credit (core/credit),
+  // the run's file system (core/efs) and its names (core/contract). The submit and teardown Lambdas stay small.
+  test('core/batch does not import the run on an instance (core/scratch)', () => {
+    expect(violations(under('core/batch'), (e) => under('core/scratch')(e.to))).toEqual([]);
+  });
+
   test('the Lambda bundle pulls in no agent-only module', () => {
     const handlers = FILES.filter(under('lambda'));
     const pulled = handlers.flatMap((h) => [...closure(h)]).filter(under('agent'));

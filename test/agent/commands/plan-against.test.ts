@@ -2,7 +2,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AgainstRow, RunSummary } from '../../../core/scratch/run-summary';
+import type { RunSummary } from '../../../core/credit/run-summary';
+import type { AgainstRow } from '../../../core/plan/against';
 import { runCliInProcess as mountfleet } from '../../support/cli';
 
 const GIB = 1024 ** 3;

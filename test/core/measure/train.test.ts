@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BatchQueue } from '../../../core/measure/batch-queue';
+import { PrefetchQueue } from '../../../core/measure/prefetch-queue';
 import { busyPercentBySecond, sparkline, timelineSvg } from '../../../core/measure/timeline';
 import { benchTrain } from '../../../core/measure/train';
 import { findDataSet } from '../../../core/measure/train-data';
@@ -22,9 +22,9 @@ const settledState = async (p: Promise<unknown>) => {
   return state;
 };
 
-describe('BatchQueue', () => {
+describe('PrefetchQueue', () => {
   it('holds at most `capacity` batches in flight: a worker waits for a slot until the consumer takes one', async () => {
-    const q = new BatchQueue(2, 1);
+    const q = new PrefetchQueue(2, 1);
     await q.acquire();
     await q.acquire();
     const third = q.acquire();
@@ -37,7 +37,7 @@ describe('BatchQueue', () => {
   });
 
   it('hands a batch straight to a waiting consumer and ends after the last worker is done', async () => {
-    const q = new BatchQueue(1, 2);
+    const q = new PrefetchQueue(1, 2);
     const taken = q.take();
     await q.acquire();
     q.push({ samples: 1, bytes: 1 });
@@ -50,7 +50,7 @@ describe('BatchQueue', () => {
   });
 
   it('a released slot goes to the next waiting worker', async () => {
-    const q = new BatchQueue(1, 2);
+    const q = new PrefetchQueue(1, 2);
     await q.acquire();
     const waiting = q.acquire();
     q.release();
@@ -58,7 +58,7 @@ describe('BatchQueue', () => {
   });
 
   it('fail() rejects every waiting worker and the consumer', async () => {
-    const q = new BatchQueue(1, 1);
+    const q = new PrefetchQueue(1, 1);
     await q.acquire();
     const worker = q.acquire();
     const consumer = q.take();

@@ -1,8 +1,10 @@
-import { computePlan, INITIAL_BURST_CREDIT_GIB } from '../../../core/plan/model';
+import { INITIAL_BURST_CREDIT_GIB } from '../../../core/credit/model';
+import { computePlan } from '../../../core/plan/model';
 import { PRESETS } from '../../../core/plan/presets';
 import { BUILT_IN_PRICES, resolvePrices, type RegionPrices } from '../../../core/plan/prices';
 import { parseBytes, parseDuration, parseMbps } from '../../../core/common/units';
-import { parseStep, resolveInput, WorkloadError } from '../../../core/plan/workload';
+import { UsageError } from '../../../core/common/errors';
+import { parseStep, resolveInput } from '../../../core/plan/workload';
 
 const TOKYO = BUILT_IN_PRICES['ap-northeast-1'];
 
@@ -149,7 +151,7 @@ describe('plan model: other workloads', () => {
     expect(() =>
       computePlan({ input: { gib: 1 }, steps: [parseStep('x:write=5Mbps')], runSeconds: 60 }, TOKYO),
     ).toThrow(/--duration/);
-    expect(() => computePlan({ input: { gib: 1 }, steps: [], runSeconds: 60 }, TOKYO)).toThrow(WorkloadError);
+    expect(() => computePlan({ input: { gib: 1 }, steps: [], runSeconds: 60 }, TOKYO)).toThrow(UsageError);
     expect(() =>
       computePlan({ input: { gib: 1 }, steps: [parseStep('x:write=1,time=2h')], runSeconds: 60 }, TOKYO),
     ).toThrow(/more than the run time/);

@@ -12,7 +12,7 @@ import { TAG_BATCH_JOB, TAG_BATCH_QUEUE, runJobDefinitionName } from '../../../c
 import { TAG_RUN } from '../../../core/contract/tags';
 import { reap } from '../../../core/reaper/reaper';
 import type { ReapReport } from '../../../core/reaper/report';
-import { generateRunId } from '../../../core/scratch/naming';
+import { generateRunId } from '../../../core/contract/naming';
 import { createScratchFileSystem } from '../../support/fixtures';
 import { createBatchFleet, FLEET, type BatchFleet } from '../batch/batch-fleet';
 import { clockAt, describeAll, reaperClients, seedConnections, useReaperEmulator } from './scenario';

@@ -1,16 +1,10 @@
 /** Mount helper invocation and unmounting, with real tmpfs mounts in a temp dir (we run as root). */
+import { MountfleetError } from '../../../core/common/errors';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  isMounted,
-  mountCommand,
-  mountFileSystem,
-  MountError,
-  topMountAt,
-  unmount,
-} from '../../../core/scratch/mount';
+import { isMounted, mountCommand, mountFileSystem, topMountAt, unmount } from '../../../core/scratch/mount';
 import { MOUNT_HELPER_STANDIN } from '../../agent/commands/scratch/harness';
 
 describe('scratch mounts', () => {
@@ -132,7 +126,7 @@ describe('scratch mounts', () => {
       mountTargetIp: '10.0.0.4',
       helper: chattyHelper,
     }).catch((err: unknown) => err);
-    expect(failure).toBeInstanceOf(MountError);
+    expect(failure).toBeInstanceOf(MountfleetError);
     expect((failure as Error).message).toMatch(/x\nthe real reason$/);
     expect((failure as Error).message.length).toBeLessThan(4096 + 200);
   });
@@ -146,7 +140,7 @@ describe('scratch mounts', () => {
         helper: MOUNT_HELPER_STANDIN,
       }),
     ).rejects.toThrow(
-      new MountError(
+      new MountfleetError(
         `${MOUNT_HELPER_STANDIN} fs-12345678:/ ${join(dir, 'absent')} -o tls,mounttargetip=10.0.0.4,noresvport failed: mount.efs-standin: mount point ${join(dir, 'absent')} does not exist or is not a directory`,
       ),
     );

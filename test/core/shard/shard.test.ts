@@ -7,6 +7,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
 import { s3Client } from '../../../core/aws/clients';
+import { EXIT_STATUS } from '../../../core/common/errors';
 import {
   manifestKey,
   planShards,
@@ -124,10 +125,16 @@ describe('shard against the emulator', () => {
         targetBytes: target,
         signal: stop.signal,
         onShard: (_shard, done) => {
-          if (done.written === 2) stop.abort();
+          if (done.written === 2) stop.abort('SIGINT');
         },
       }),
-    ).rejects.toThrow();
+    ).rejects.toMatchObject({
+      // The command ends with 130, saying how far it got.
+      exitStatus: EXIT_STATUS.interrupted,
+      message: expect.stringMatching(
+        /^stopped \(SIGINT\) with 2 of \d+ shards done; they are kept: run again to resume$/,
+      ),
+    });
 
     const resumed = await shardPrefix({
       s3,

@@ -10,7 +10,7 @@ import { PutMetricDataCommand } from '@aws-sdk/client-cloudwatch';
 import { cloudWatchClient } from '../../../../core/aws/clients';
 import { SCRATCH_METRICS_NAMESPACE } from '../../../../core/contract/metric-names';
 import { TIB } from '../../../../core/common/units';
-import { runSummarySchema } from '../../../../core/scratch/run-summary';
+import { runSummarySchema } from '../../../../core/credit/run-summary';
 import { fileSystemsOf, job, leftovers, NOTHING_LEFT, useScratchRuns, waitUntil } from './harness';
 
 jest.setTimeout(60_000);

@@ -1,7 +1,7 @@
 /**
  * The burst-credit guard of a running scratch job: every `intervalSeconds` it reads the file system's credit
- * from CloudWatch (core/scratch/credit-readings.ts) and, where readable, the mount's NFS byte counters
- * (core/scratch/mountstats.ts), projects when the credit runs out at the current rate, warns once at each of
+ * from CloudWatch (readings.ts) and, where readable, the mount's NFS byte counters
+ * (mountstats.ts), projects when the credit runs out at the current rate, warns once at each of
  * 50, 80 and 95 % of the starting credit spent and once when the credit would run out before the job's
  * expected end, and at 90 % acts as asked: switch to Elastic throughput, or stop the job.
  *
@@ -14,15 +14,9 @@
  */
 import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { DescribeFileSystemsCommand, UpdateFileSystemCommand, type EFSClient } from '@aws-sdk/client-efs';
-import { abortAfter, type Clock, errorName, errorText, formatWholeMinutes, GIB, MIB, TIB } from '../common';
-import { INITIAL_BURST_CREDIT_GIB } from '../plan';
-import type { CreditMetrics } from './credit-metric';
-import {
-  EFS_METRIC_PERIOD_SECONDS,
-  readCredit,
-  type CreditReadings,
-  type Datapoint,
-} from './credit-readings';
+import { abortAfter, type Clock, errorName, errorText, formatWholeMinutes, MIB, TIB } from '../common';
+import type { CreditMetrics } from './metric';
+import { EFS_METRIC_PERIOD_SECONDS, readCredit, type CreditReadings, type Datapoint } from './readings';
 import type { NfsByteCounters } from './mountstats';
 import { NfsMeter } from './nfs-meter';
 
@@ -30,8 +24,6 @@ export const ON_CREDIT_LOW = ['warn', 'elastic', 'stop'] as const;
 export type OnCreditLow = (typeof ON_CREDIT_LOW)[number];
 
 export const DEFAULT_CREDIT_CHECK_SECONDS = 60;
-/** The credit of a new bursting file system (2.1 TiB). */
-export const INITIAL_CREDIT_BYTES = INITIAL_BURST_CREDIT_GIB * GIB;
 /** Fractions of the starting credit spent at which the guard warns. */
 const WARN_AT_SPENT = [0.5, 0.8, 0.95] as const;
 /** Fraction spent at which `--on-credit-low elastic|stop` acts. */

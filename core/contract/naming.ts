@@ -1,6 +1,7 @@
 /**
- * Names of a scratch run's resources. One run, one file system: every `scratch run` draws a run id of its
- * own, and the CreationToken (EFS's idempotency key) is derived from fleet + run id. A retried
+ * Names of a run's resources. One run, one file system: every `scratch run` (and every Batch run with scratch)
+ * draws a run id of its own, and the CreationToken (EFS's idempotency key, creation-token.ts) and a Batch run's
+ * job-definition name (batch.ts) are derived from fleet + run id. A retried
  * CreateFileSystem of the same run finds the file system it already made (409 FileSystemAlreadyExists);
  * another run — a re-run of the job after a crash, the same job id on another instance or in another
  * container — can never match it, so it can never mount, adopt or delete it.

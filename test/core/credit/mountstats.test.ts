@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { mountStatsReader, parseNfsByteCounters } from '../../../core/scratch/mountstats';
+import { mountStatsReader, parseNfsByteCounters } from '../../../core/credit/mountstats';
 
 // An EFS TLS mount (efs-utils: the device is the local stunnel), a plain NFS mount, and a non-NFS mount.
 const MOUNTSTATS = `device proc mounted on /proc with fstype proc

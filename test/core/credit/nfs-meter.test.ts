@@ -1,6 +1,6 @@
 /** The job's metered bytes from NFS counter samples: reads at a third, interpolation between samples. */
-import { NfsMeter } from '../../../core/scratch/nfs-meter';
-import type { NfsByteCounters } from '../../../core/scratch/mountstats';
+import { NfsMeter } from '../../../core/credit/nfs-meter';
+import type { NfsByteCounters } from '../../../core/credit/mountstats';
 
 describe('NfsMeter', () => {
   it('meters reads at a third and writes in full, and interpolates between samples', () => {

@@ -10,12 +10,9 @@ import { cloudWatchClient, efsClient } from '../../../core/aws/clients';
 import type { Clock } from '../../../core/common/clock';
 import { steppingClock, type SteppingClock } from '../../support/stepping-clock';
 import { GIB, MIB, TIB } from '../../../core/common/units';
-import type { CreditMetrics } from '../../../core/scratch/credit-metric';
-import {
-  INITIAL_CREDIT_BYTES,
-  startCreditGuard,
-  type CreditGuardOptions,
-} from '../../../core/scratch/credit-guard';
+import type { CreditMetrics } from '../../../core/credit/metric';
+import { startCreditGuard, type CreditGuardOptions } from '../../../core/credit/guard';
+import { INITIAL_CREDIT_BYTES } from '../../../core/credit/model';
 import { standInForUpdateFileSystem } from '../../support/efs-update-standin';
 import { useEmulator } from '../../support/emulator';
 import { useFaultProxy } from '../../support/fault-proxy';

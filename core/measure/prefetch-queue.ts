@@ -1,7 +1,8 @@
 /**
- * The hand-off between a data loader's workers and the training loop: at most `capacity` batches are in
- * flight (being read or ready), as PyTorch's DataLoader keeps `prefetch_factor × num_workers` outstanding.
- * A worker takes a slot before it starts a batch; the consumer frees one when it takes a batch.
+ * The prefetch queue of `bench train`'s data loader (training batches, not an AWS Batch queue): the hand-off
+ * between its workers and the training loop. At most `capacity` batches are in flight (being read or ready), as
+ * PyTorch's DataLoader keeps `prefetch_factor × num_workers` outstanding. A worker takes a slot before it starts
+ * a batch; the consumer frees one when it takes a batch.
  */
 
 interface Batch {
@@ -9,7 +10,7 @@ interface Batch {
   readonly bytes: number;
 }
 
-export class BatchQueue {
+export class PrefetchQueue {
   private readonly ready: Batch[] = [];
   private freeSlots: number;
   private readonly slotWaiters: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];

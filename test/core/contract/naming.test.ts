@@ -1,5 +1,5 @@
 import { CREATION_TOKEN_MAX, creationToken } from '../../../core/contract/creation-token';
-import { generateJobId, generateRunId, jobIdProblem, RUN_ID_PATTERN } from '../../../core/scratch/naming';
+import { generateJobId, generateRunId, jobIdProblem, RUN_ID_PATTERN } from '../../../core/contract/naming';
 
 describe('creationToken', () => {
   const run = generateRunId(Date.UTC(2026, 10, 22, 15, 6, 44), () => Buffer.alloc(8, 0x9c));

@@ -1,13 +1,12 @@
 /**
- * The outcome of a `scratch run` as one JSON document (`--summary FILE` and the last line of stderr), and
- * the comparison `mountfleet plan --against SUMMARY.json` makes with a plan, so the planner is checked
- * against what real jobs used.
+ * The outcome of a `scratch run` as one JSON document (`--summary FILE` and the last line of stderr): the job,
+ * its exit status and what its burst-credit guard measured (guard.ts). `mountfleet plan --against SUMMARY.json`
+ * reads it back (core/plan/against.ts), so the planner is checked against what real jobs used.
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { type PlanResult } from '../plan';
-import { GIB, UsageError } from '../common';
-import type { CreditReport } from './credit-guard';
+import { UsageError } from '../common';
+import type { CreditReport } from './guard';
 
 const bytes = z.number().nonnegative().nullable();
 
@@ -61,70 +60,22 @@ export function runSummary(run: {
   };
 }
 
-/** `plan --against` was given a file that is no run summary: the message names the file and the field (exit 2). */
-class SummaryError extends UsageError {
-  override readonly name = 'SummaryError';
-}
-
-/** Reads and checks a summary file; the error names the file and the field. */
+/** Reads and checks a summary file; a UsageError (exit 2) names the file and the field. */
 export function readRunSummary(file: string): RunSummary {
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new SummaryError(
+    throw new UsageError(
       `--against ${file}: ${(err as Error).message} — give the file \`scratch run --summary\` wrote`,
     );
   }
   const parsed = runSummarySchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new SummaryError(
+    throw new UsageError(
       `--against ${file}: ${issue.path.join('.') || '(root)'}: ${issue.message} — give the file \`scratch run --summary\` wrote`,
     );
   }
   return parsed.data;
-}
-
-export interface AgainstRow {
-  readonly what: 'metered I/O (CloudWatch)' | 'metered I/O (NFS client)' | 'burst credit used';
-  readonly plannedGib: number;
-  /** What the run measured; null when it measured nothing (no CloudWatch datapoints). */
-  readonly measuredGib: number | null;
-  /** (planned − measured) / measured, in percent. */
-  readonly differencePercent: number | null;
-}
-
-/** The plan's predictions beside what the run measured. */
-export function compareWithRun(plan: PlanResult, run: RunSummary): readonly AgainstRow[] {
-  const row = (what: AgainstRow['what'], plannedGib: number, measuredBytes: number | null): AgainstRow => {
-    const measuredGib = measuredBytes === null ? null : measuredBytes / GIB;
-    return {
-      what,
-      plannedGib,
-      measuredGib,
-      differencePercent:
-        measuredGib === null || measuredGib === 0 ? null : ((plannedGib - measuredGib) / measuredGib) * 100,
-    };
-  };
-  return [
-    row('metered I/O (CloudWatch)', plan.totals.meteredGib, run.meteredIoBytes),
-    ...(run.nfsMeteredBytes === null
-      ? []
-      : [row('metered I/O (NFS client)', plan.totals.meteredGib, run.nfsMeteredBytes)]),
-    row('burst credit used', plan.bursting.netCreditUsedGib, run.burstCreditUsedBytes),
-  ];
-}
-
-export function renderAgainst(rows: readonly AgainstRow[], file: string): string {
-  const gib = (v: number | null) => (v === null ? 'not measured' : `${v.toFixed(2)} GiB`);
-  const pct = (v: number | null) => (v === null ? '-' : `${v >= 0 ? '+' : ''}${v.toFixed(1)} %`);
-  return [
-    `Against ${file} (plan − run, in % of the run):`,
-    ...rows.map(
-      (r) =>
-        `  ${r.what.padEnd(24)} plan ${gib(r.plannedGib).padStart(12)}   run ${gib(r.measuredGib).padStart(12)}   ${pct(r.differencePercent)}`,
-    ),
-    '',
-  ].join('\n');
 }

@@ -1,8 +1,8 @@
 /**
- * The job's metered bytes over time, from the mount's NFS counters (core/scratch/mountstats.ts) sampled at
+ * The job's metered bytes over time, from the mount's NFS counters (mountstats.ts) sampled at
  * each check: EFS meters reads at a third of their bytes and writes in full, and so does this.
  */
-import { READ_METERING_FACTOR } from '../plan';
+import { READ_METERING_FACTOR } from './model';
 import type { NfsByteCounters } from './mountstats';
 
 interface Sample {

@@ -10,9 +10,9 @@ import {
   expectedTimeLeft,
   spendRate,
   thresholdToWarn,
-} from '../../../core/scratch/credit-guard';
-import type { CreditReadings } from '../../../core/scratch/credit-readings';
-import { NfsMeter } from '../../../core/scratch/nfs-meter';
+} from '../../../core/credit/guard';
+import type { CreditReadings } from '../../../core/credit/readings';
+import { NfsMeter } from '../../../core/credit/nfs-meter';
 
 /** A meter that saw `written` bytes (metered in full) at each of the times given. */
 function meter(samples: readonly (readonly [at: number, written: number])[]): NfsMeter {
