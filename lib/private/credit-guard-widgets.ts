@@ -1,6 +1,6 @@
 /**
  * The dashboard's scratch burst-credit guard widgets: what the guard of the fleet's running scratch jobs
- * publishes (core/scratch/credit-metric.ts, embedded-metric-format lines in the agent metrics log).
+ * publishes (core/credit/metric.ts, embedded-metric-format lines in the agent metrics log).
  */
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';

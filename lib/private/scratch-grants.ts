@@ -146,7 +146,7 @@ function grantTeardownMark(grantee: iam.IGrantable, fleetId: string, fileSystems
 }
 
 /**
- * The burst-credit guard of a running job (core/scratch/credit-guard.ts): the switch to Elastic throughput on
+ * The burst-credit guard of a running job (core/credit/guard.ts): the switch to Elastic throughput on
  * this fleet's file systems only, and the file system's AWS/EFS metrics. GetMetricData on classic metrics has
  * no resource type and no condition key that narrows it to a namespace or dimension (the Service
  * Authorization Reference's only resource for it, `dataset`, is for OTLP data): read-only, Region-wide.
