@@ -6,6 +6,7 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import {
+  ConfigError,
   AZ_ID_PATTERN,
   BUCKET_NAME_PATTERN,
   CACHE_POLICIES,
@@ -137,8 +138,8 @@ const appConfigSchema = stackSettings
 export type AppConfigInput = z.input<typeof appConfigSchema>;
 type StackSettings = z.infer<typeof stackSettings>;
 
-export class AppConfigError extends Error {
-  override readonly name = 'AppConfigError';
+export class AppConfigError extends ConfigError {
+  override readonly name: string = 'AppConfigError';
 }
 
 /**

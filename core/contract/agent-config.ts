@@ -213,7 +213,7 @@ export type AgentConfig = z.infer<typeof agentConfigSchema>;
 export type AgentConfigInput = z.input<typeof agentConfigSchema>;
 
 export class ConfigError extends UsageError {
-  override readonly name = 'ConfigError';
+  override readonly name: string = 'ConfigError';
 }
 
 /** Formats zod issues under a heading, as `field.path: message` lines, one per problem. */

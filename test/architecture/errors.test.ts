@@ -1,13 +1,13 @@
 /**
- * Errors from one small hierarchy (docs/development.md): every error class of the runtime code (core/, agent/,
- * lambda/) derives from MountfleetError (core/common/errors.ts), which carries the exit status the CLI ends with.
+ * Errors from one small hierarchy (docs/development.md): every error class (core/, agent/, lambda/, and the
+ * bundled app's config error in lib/) derives from MountfleetError (core/common/errors.ts), which carries the exit status the CLI ends with.
  * A regex over the class declarations is enough: the code declares its classes plainly.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 const ROOT = resolve(__dirname, '..', '..');
-const RUNTIME_DIRS = ['core', 'agent', 'lambda'];
+const RUNTIME_DIRS = ['core', 'agent', 'lambda', 'lib', 'bin'];
 const BASE = 'MountfleetError';
 
 function sourceFiles(dir: string): string[] {
