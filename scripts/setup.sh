@@ -8,6 +8,8 @@ MOTO_VERSION=5.2.5
 CFN_LINT_VERSION=1.58.0
 # Validates rendered Kubernetes manifests offline: the package ships the JSON schemas.
 KUBERNETES_VALIDATE_VERSION=1.37.0
+# The S3 Connector for PyTorch's client (no torch needed): the peer bench/training-scenarios.ts reads with.
+S3TORCHCONNECTORCLIENT_VERSION=1.5.0
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 # shellcheck source=scripts/lib/apt.sh
@@ -39,19 +41,23 @@ if ((${#need_apt[@]})); then
   fi
 fi
 
-# moto (the AWS emulator), cfn-lint and kubernetes-validate in a project-local virtualenv. Built in the
+# moto (the AWS emulator), cfn-lint, kubernetes-validate and s3torchconnectorclient in a project-local virtualenv. Built in the
 # background while npm installs (both mostly wait on downloads and disk): a first run takes the longer of the two,
 # not their sum. Its output and its exit status are waited for below.
-stamp=".venv/.mountfleet-${MOTO_VERSION}-${CFN_LINT_VERSION}-${KUBERNETES_VALIDATE_VERSION}"
+# The stamp names every pin: a pin added or changed makes an existing virtualenv install what it lacks (pip keeps
+# what is already there at the pinned version).
+stamp=".venv/.mountfleet-${MOTO_VERSION}-${CFN_LINT_VERSION}-${KUBERNETES_VALIDATE_VERSION}-${S3TORCHCONNECTORCLIENT_VERSION}"
 venv_pid=
 if [[ -L .venv ]]; then
   [[ -f $stamp ]] || log ".venv is a link to a shared virtualenv without ${stamp#.venv/}: not rebuilding it here"
 elif [[ ! -f $stamp ]]; then
-  log "python venv .venv: moto[server]==${MOTO_VERSION} cfn-lint==${CFN_LINT_VERSION} kubernetes-validate==${KUBERNETES_VALIDATE_VERSION} (in the background)"
+  log "python venv .venv: moto[server]==${MOTO_VERSION} cfn-lint==${CFN_LINT_VERSION} kubernetes-validate==${KUBERNETES_VALIDATE_VERSION} s3torchconnectorclient==${S3TORCHCONNECTORCLIENT_VERSION} (in the background)"
   (
     python3 -m venv .venv
     .venv/bin/pip install --quiet --disable-pip-version-check "moto[server]==${MOTO_VERSION}" \
-      "cfn-lint==${CFN_LINT_VERSION}" "kubernetes-validate==${KUBERNETES_VALIDATE_VERSION}"
+      "cfn-lint==${CFN_LINT_VERSION}" "kubernetes-validate==${KUBERNETES_VALIDATE_VERSION}" \
+      "s3torchconnectorclient==${S3TORCHCONNECTORCLIENT_VERSION}"
+    rm -f .venv/.mountfleet-*
     touch "$stamp"
   ) &
   venv_pid=$!

@@ -43,7 +43,12 @@ export const register: RegisterCommand = (bench, ctx) => {
     )
     .requiredOption('--path <dir>', 'the data set: a Mountpoint mount (or any directory)')
     .option('--batch-size <n>', 'samples per batch', '64')
-    .option('--workers <n>', 'reader workers (a DataLoader num_workers)', '8')
+    .option(
+      '--workers <n>',
+      'reader workers, each with one read in flight on a thread of its own (a DataLoader num_workers: one ' +
+        'worker process each); N workers keep N reads in flight',
+      '8',
+    )
     .option('--prefetch <n>', 'batches in flight per worker (a DataLoader prefetch_factor)', '2')
     .option('--step-ms <ms>', 'milliseconds of compute per batch (0: measure the loader alone)', '100')
     .option('--epochs <n>', 'passes over the data set, each shuffled', '2')

@@ -2,9 +2,9 @@
  * The data set `bench train` reads under a mounted path: one sample per file (an image folder), or the
  * members of the TAR shards `mountfleet shard` writes, each shard read from start to end as WebDataset does.
  */
-import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { extract } from 'tar-stream';
 import { UsageError } from '../common';
 import { listFilePaths } from './read';
@@ -96,13 +96,25 @@ interface ShardReader {
   readonly signal?: AbortSignal;
 }
 
-/** Streams one shard from start to end, member by member. */
-export async function readShard(path: string, reader: ShardReader): Promise<void> {
-  const file = createReadStream(path, { highWaterMark: 1024 * 1024, signal: reader.signal });
-  file.on('data', (chunk) => reader.onBytes(chunk.length));
+async function* counted(chunks: AsyncIterable<Buffer>, onBytes: (bytes: number) => void) {
+  for await (const chunk of chunks) {
+    onBytes(chunk.length);
+    yield chunk;
+  }
+}
+
+/**
+ * Parses one shard from start to end, member by member, from its bytes in order (a ReadThread's chunks);
+ * returns once the source is closed, so that its reader is free for the next shard.
+ */
+export async function readShard(chunks: AsyncIterable<Buffer>, reader: ShardReader): Promise<void> {
+  const source = Readable.from(counted(chunks, reader.onBytes), {
+    objectMode: false,
+    ...(reader.signal ? { signal: reader.signal } : {}),
+  });
   const tar = extract();
-  file.on('error', (err) => tar.destroy(err));
-  file.pipe(tar);
+  source.on('error', (err) => tar.destroy(err));
+  source.pipe(tar);
   try {
     for await (const entry of tar) {
       let size = 0;
@@ -110,6 +122,7 @@ export async function readShard(path: string, reader: ShardReader): Promise<void
       await reader.onSample(size);
     }
   } finally {
-    file.destroy();
+    source.destroy();
+    if (!source.closed) await new Promise((resolve) => source.once('close', resolve));
   }
 }

@@ -5,17 +5,29 @@
  * the share of wall time the consumer waited for data: the accelerator's idle time.
  */
 import { PrefetchQueue } from './prefetch-queue';
-import { readThrough } from './read';
+import { ReadThread } from './read-thread';
 import { percentile } from './stats';
 import { busyPercentBySecond, type Interval } from './timeline';
 import { readShard, type DataSet } from './train-data';
 import { systemClock, type Clock } from '../common';
 import { s3CountBetween, type S3Count } from '../agent';
 
+/** How one worker reads a sample of a `files` data set whole; resolves to its bytes. */
+export interface SampleReader {
+  readonly readSample: (sample: string) => Promise<number>;
+  readonly close: () => Promise<void>;
+}
+
 interface TrainOptions {
   readonly dataSet: DataSet;
   readonly batchSize: number;
+  /** Workers, each with one read in flight at a time (a DataLoader's worker processes). */
   readonly workers: number;
+  /**
+   * Opens one worker's reader of a `files` data set, whose `files` are then what it reads (e.g. object keys
+   * for an S3 client). @default a ReadThread: the files are paths, read with blocking calls on a thread
+   */
+  readonly sampleReader?: () => SampleReader;
   /** Batches in flight per worker. */
   readonly prefetch: number;
   /** Milliseconds of "compute" per batch. */
@@ -84,25 +96,49 @@ function shuffled<T>(items: readonly T[], random: () => number): T[] {
 
 const aborted = (signal?: AbortSignal) => signal?.aborted === true;
 
+/** The samples with one reader per worker, for the data set's format. */
+type Readers =
+  | { readonly format: 'files'; readonly files: readonly string[]; readonly readers: readonly SampleReader[] }
+  | {
+      readonly format: 'tar';
+      readonly shards: (DataSet & { format: 'tar' })['shards'];
+      readonly readers: readonly ReadThread[];
+    };
+
+/** The default reader of a `files` data set: its samples are paths, read whole on a thread of the worker's own. */
+function threadReader(): SampleReader {
+  const thread = new ReadThread();
+  return { readSample: (path) => thread.readFile(path), close: () => thread.close() };
+}
+
+function openReaders(o: TrainOptions): Readers {
+  const { dataSet } = o;
+  const each = <T>(open: () => T) => Array.from({ length: o.workers }, open);
+  if (dataSet.format === 'tar')
+    return { format: 'tar', shards: dataSet.shards, readers: each(() => new ReadThread()) };
+  const open = o.sampleReader ?? threadReader;
+  return { format: 'files', files: dataSet.files, readers: each(open) };
+}
+
 /**
- * One epoch's workers. Files: the shuffled files cut into batches; each worker takes the next batch and
- * reads its files one after another (a map-style dataset). Tar: each worker takes the next shard of the
- * shuffled list and reads it through, cutting its own stream into batches (an iterable dataset).
+ * One epoch's workers, each with its reader. Files: the shuffled files cut into batches; each worker takes
+ * the next batch and reads its files one after another (a map-style dataset). Tar: each worker takes the
+ * next shard of the shuffled list and reads it through, cutting its own stream into batches (an iterable
+ * dataset).
  */
 function startWorkers(
   o: TrainOptions,
+  w: Readers,
   epoch: number,
   queue: PrefetchQueue,
   signal: AbortSignal,
   addBytes: (n: number) => void,
 ): Promise<void>[] {
   const random = seeded((o.seed ?? 1) + epoch);
-  const workers = Array.from({ length: o.workers });
-  if (o.dataSet.format === 'files') {
-    const files = shuffled(o.dataSet.files, random);
+  if (w.format === 'files') {
+    const files = shuffled(w.files, random);
     let next = 0;
-    return workers.map(async () => {
-      const buffer = Buffer.allocUnsafe(1024 * 1024);
+    return w.readers.map(async (reader) => {
       try {
         for (;;) {
           await queue.acquire();
@@ -116,7 +152,7 @@ function startWorkers(
           const batch = files.slice(start, start + o.batchSize);
           for (const file of batch) {
             if (aborted(signal)) break;
-            const read = await readThrough(file, buffer);
+            const read = await reader.readSample(file);
             bytes += read;
             addBytes(read);
           }
@@ -127,9 +163,9 @@ function startWorkers(
       }
     });
   }
-  const shards = shuffled(o.dataSet.shards, random);
+  const shards = shuffled(w.shards, random);
   let next = 0;
-  return workers.map(async () => {
+  return w.readers.map(async (thread) => {
     let samples = 0;
     let bytes = 0;
     const onSample = async (size: number) => {
@@ -144,7 +180,7 @@ function startWorkers(
     };
     try {
       while (next < shards.length && !aborted(signal)) {
-        await readShard(shards[next++].path, { onSample, onBytes: addBytes, signal });
+        await readShard(thread.chunks(shards[next++].path), { onSample, onBytes: addBytes, signal });
       }
       if (samples > 0) queue.push({ samples, bytes });
     } finally {
@@ -156,6 +192,7 @@ function startWorkers(
 /** One epoch; `s3Before` is the counter's reading before it, and the result carries the one after it. */
 async function runEpoch(
   o: TrainOptions,
+  readers: Readers,
   epoch: number,
   clock: Clock,
   s3Before: S3Count | undefined,
@@ -170,7 +207,7 @@ async function runEpoch(
   o.signal?.addEventListener('abort', onAbort, { once: true });
   let bytes = 0;
   const started = clock.now();
-  const workers = startWorkers(o, epoch, queue, stop.signal, (n) => (bytes += n));
+  const workers = startWorkers(o, readers, epoch, queue, stop.signal, (n) => (bytes += n));
   // Every worker, to its end: a read in flight when the run stops still counts, and no file stays open.
   // The first failure stops the others (they would wait for slots for ever) and is the epoch's error.
   let workerFailure: { error: unknown } | undefined;
@@ -233,16 +270,24 @@ async function runEpoch(
   return { result, ...(s3After ? { s3After } : {}) };
 }
 
-/** Runs the epochs in turn; a stop ends the run after reporting the epoch it interrupted. */
+/**
+ * Runs the epochs in turn, each worker with the same reader throughout (a DataLoader's persistent workers); a
+ * stop ends the run after reporting the epoch it interrupted.
+ */
 export async function benchTrain(o: TrainOptions): Promise<EpochResult[]> {
   const clock = o.clock ?? highResolutionClock;
   const results: EpochResult[] = [];
-  let s3 = await o.s3Counter?.();
-  for (let epoch = 1; epoch <= o.epochs && !aborted(o.signal); epoch++) {
-    const { result, s3After } = await runEpoch(o, epoch, clock, s3);
-    s3 = s3After;
-    results.push(result);
-    o.onEpoch?.(result);
+  const readers = openReaders(o);
+  try {
+    let s3 = await o.s3Counter?.();
+    for (let epoch = 1; epoch <= o.epochs && !aborted(o.signal); epoch++) {
+      const { result, s3After } = await runEpoch(o, readers, epoch, clock, s3);
+      s3 = s3After;
+      results.push(result);
+      o.onEpoch?.(result);
+    }
+    return results;
+  } finally {
+    await Promise.all(readers.readers.map((r) => r.close()));
   }
-  return results;
 }
