@@ -132,7 +132,8 @@ const rowOf = (name: string, r: EpochResult): Row => {
 /** Sizes around ~110 KiB (±8 %), as photos vary; deterministic so runs compare. */
 const fileSize = (i: number) => Math.round(opt.fileBytes * (0.92 + 0.16 * (((i * 7919) % 101) / 100)));
 
-async function seed(): Promise<{ shards: number; shardBytes: number; seconds: number }> {
+/** The images; and, for the demo part, the same as shards (the peers read the images only). */
+async function seed(): Promise<{ shards?: { count: number; bytes: number }; seconds: number }> {
   const started = Date.now();
   const s3 = s3Client({ maxAttempts: 3 });
   await s3.send(new CreateBucketCommand({ Bucket: BUCKET }));
@@ -150,6 +151,10 @@ async function seed(): Promise<{ shards: number; shardBytes: number; seconds: nu
         ),
       ),
     );
+  if (opt.part === 'peers') {
+    s3.destroy();
+    return { seconds: (Date.now() - started) / 1000 };
+  }
   // AWS's 100 MB–1 GB first: shards of 128–256 MiB, and two per worker only when the data set is large enough
   // for that. (An 8 MiB floor made the quick run's 220 MB into 17 shards of 13 MB, each paying its own
   // lookups and a first GET: two-thirds of its requests.)
@@ -160,8 +165,10 @@ async function seed(): Promise<{ shards: number; shardBytes: number; seconds: nu
   const result = await shardPrefix({ s3, bucket: BUCKET, prefix: IMAGES, destPrefix: SHARDS, targetBytes });
   s3.destroy();
   return {
-    shards: result.shards.length,
-    shardBytes: result.shards.reduce((a, s) => a + s.bytes, 0) / result.shards.length,
+    shards: {
+      count: result.shards.length,
+      bytes: result.shards.reduce((a, s) => a + s.bytes, 0) / result.shards.length,
+    },
     seconds: (Date.now() - started) / 1000,
   };
 }
@@ -201,8 +208,11 @@ async function bench(): Promise<void> {
     const seeded = await seed();
     say(
       `${real.kind} Mountpoint ${real.binary}; moto + ${opt.delayMs} ms per S3 request (${opt.expressDelayMs} ms to the Express cache bucket)\n` +
-        `data: ${opt.files} files of ~${opt.fileBytes / 1024} KiB, and the same as ${seeded.shards} shards of ~${(seeded.shardBytes / 1e6).toFixed(0)} MB ` +
-        `(mountfleet shard), seeded in ${seeded.seconds.toFixed(0)} s`,
+        `data: ${opt.files} files of ~${opt.fileBytes / 1024} KiB` +
+        (seeded.shards
+          ? `, and the same as ${seeded.shards.count} shards of ~${(seeded.shards.bytes / 1e6).toFixed(0)} MB (mountfleet shard)`
+          : '') +
+        `, seeded in ${seeded.seconds.toFixed(0)} s`,
     );
     // Rules in order, first match wins: the Express session STAND-IN, the cache bucket's delay, everything else;
     // and the STAND-IN for the block checksums moto keeps only with other headers.
