@@ -40,13 +40,14 @@ export const RIG_AZ_ID = 'use1-az4';
 
 /**
  * The agent's tuned profile for an immutable data set on `instanceType`: `local` is its local-cache
- * profile; `express` its Express-cached process (the primary of a failover pair) on `expressBucket`.
+ * profile; `express` its Express-cached process (the primary of a failover pair) on `expressBucket`, and
+ * `local+express` the same with a local cache in front of the shared one.
  */
 export async function agentProfile(options: {
   readonly instanceType: string;
   readonly bucket: string;
   readonly prefix?: string;
-  readonly cache: 'local' | 'express';
+  readonly cache: 'local' | 'express' | 'local+express';
   readonly expressBucket?: string;
 }): Promise<MountProfile> {
   const instance = await lookupInstanceType(options.instanceType, undefined, () => undefined);

@@ -225,17 +225,19 @@ async function bench(): Promise<void> {
     });
     proxy.addRule({ service: 's3', fault: { kind: 'delay', ms: opt.delayMs } });
 
+    const expressProfile = (cache: 'express' | 'local+express') =>
+      agentProfile({
+        instanceType: opt.instanceType,
+        bucket: BUCKET,
+        prefix: IMAGES,
+        cache,
+        expressBucket: EXPRESS,
+      });
     const profiles = {
       defaults: (prefix: string) => defaultsProfile(BUCKET, prefix),
       tuned: (prefix: string) =>
         agentProfile({ instanceType: opt.instanceType, bucket: BUCKET, prefix, cache: 'local' }),
-      express: await agentProfile({
-        instanceType: opt.instanceType,
-        bucket: BUCKET,
-        prefix: IMAGES,
-        cache: 'express',
-        expressBucket: EXPRESS,
-      }),
+      express: await expressProfile('express'),
     };
     let warmed: Promise<void> | undefined;
     /** Instance A warms the zone's Express cache with `mountfleet warm`, once for both parts. */
@@ -254,10 +256,11 @@ async function bench(): Promise<void> {
         motoPid: moto.pid,
         bucket: BUCKET,
         prefix: IMAGES,
+        // A training fleet's policy: the zone's Express cache behind a local one (epoch 2 on is local).
         profiles: {
           defaults: profiles.defaults(IMAGES),
           tuned: await profiles.tuned(IMAGES),
-          express: profiles.express,
+          express: await expressProfile('local+express'),
         },
         warmExpress,
         workers: opt.peerWorkers,

@@ -66,8 +66,12 @@ it("Mountpoint's defaults look every sample up again before its GET (one epoch: 
   expect(r.s3ByOperation.HeadObject).toBeGreaterThanOrEqual(FILES);
 });
 
-it('a fresh instance on a warm Express cache reads each sample with one GET of a cached block', () => {
-  for (const r of epochs('mountfleet, fresh instance')) expect(r.s3ByOperation).toEqual({ GetObject: FILES });
+it('a fresh instance on a warm Express cache reads each sample with one GET of a cached block, then locally', () => {
+  expect(epochs('mountfleet, fresh instance').map((r) => r.s3ByOperation)).toEqual([
+    { GetObject: FILES },
+    {},
+    {},
+  ]);
   expect(output).toMatch(
     new RegExp(`mountfleet warm on instance A: ${FILES} files .*; ${FILES + 1} cache writes\\n`),
   );
