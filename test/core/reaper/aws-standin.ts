@@ -158,6 +158,7 @@ export class AwsStandIn {
   private readonly instances = new Map<string, { state: string; tags: Map<string, string> }>();
   private readonly connections = new Map<string, number>();
   private readonly jobs = new Map<string, Job>();
+  private readonly undeletable = new Set<string>();
   private readonly buckets = new Map<string, Bucket>();
   private readonly counts = new Map<string, { answered: number; throttled: number }>();
   private nextSeq = 0;
@@ -231,15 +232,20 @@ export class AwsStandIn {
     this.jobs.set(jobId, job);
   }
 
+  /** DeleteMountTarget and DeleteFileSystem on this file system answer AccessDeniedException (403), for good. */
+  denyDeletion(fileSystemId: string): void {
+    this.undeletable.add(fileSystemId);
+  }
+
   /** The file system as the stand-in has it now (undefined once gone). */
   fileSystem(id: string): { lifeCycleState: string; tags: ReadonlyMap<string, string> } | undefined {
     const fs = this.live(id);
     return fs && { lifeCycleState: fs.lifeCycleState, tags: fs.tags };
   }
 
-  /** File systems not gone (deleting ones included). */
-  get size(): number {
-    return this.fileSystems.size;
+  /** File systems ever added. */
+  get created(): number {
+    return this.nextSeq;
   }
 
   /** Answered and throttled requests by `service:Operation` since the last reset. */
@@ -446,6 +452,7 @@ export class AwsStandIn {
 
   private deleteMountTarget(mountTargetId: string): void {
     const fs = this.mountTargetOwners.get(mountTargetId);
+    if (fs !== undefined) this.refuseIfDenied(fs.id);
     const mt = (fs && this.live(fs.id))?.mountTargets.find((m) => m.id === mountTargetId);
     if (mt === undefined)
       throw new ApiError(404, 'MountTargetNotFound', `Mount target '${mountTargetId}' does not exist.`);
@@ -457,7 +464,14 @@ export class AwsStandIn {
     mt.goneAt = this.clock.now() + (this.options.mountTargetDeletingMs ?? 0);
   }
 
+  private refuseIfDenied(fileSystemId: string): void {
+    if (this.undeletable.has(fileSystemId)) {
+      throw new ApiError(403, 'AccessDeniedException', `not authorized to delete ${fileSystemId}`);
+    }
+  }
+
   private deleteFileSystem(id: string): void {
+    this.refuseIfDenied(id);
     const fs = this.live(id);
     if (fs === undefined) {
       this.repeatDeletions++;

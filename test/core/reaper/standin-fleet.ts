@@ -176,7 +176,8 @@ export function seedFleet(
   const owners = ownerPool(standIn, fleet);
   const counts = new Map<string, number>();
   const expected = new Map<string, FleetGroup['expect']>();
-  for (let i = 0; i < sizes.reduce((a, b) => a + b, 0); i++) {
+  const first = standIn.created; // runs, jobs and tokens are unique across calls
+  for (let i = first; i < first + sizes.reduce((a, b) => a + b, 0); i++) {
     let g = 0;
     for (let k = 1; k < mix.length; k++) {
       if (behind(k) < behind(g)) g = k;
