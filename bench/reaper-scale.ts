@@ -308,11 +308,15 @@ async function scheduledRuns(orphans: number, budget: Budget, clock: Clock, maxR
         listingPages: Math.ceil(report.scanned / 100),
         calls,
       });
-      left = toDelete.filter((id) => standIn.fileSystem(id)?.lifeCycleState === 'available').length;
+      left = toDelete.filter((id) => {
+        const state = standIn.fileSystem(id)?.lifeCycleState;
+        return state !== undefined && state !== 'deleting';
+      }).length;
       virtual?.advance(start + SCHEDULE_MS - clock.now());
     }
     const wrongly = kept.filter((id) => standIn.fileSystem(id)?.lifeCycleState !== 'available').length;
     return {
+      orphans: toDelete.length,
       runs,
       left,
       wrongly,
@@ -325,7 +329,7 @@ async function scheduledRuns(orphans: number, budget: Budget, clock: Clock, maxR
   }
 }
 
-function printBacklog(orphans: number, budget: Budget, result: Awaited<ReturnType<typeof scheduledRuns>>) {
+function printBacklog(budget: Budget, result: Awaited<ReturnType<typeof scheduledRuns>>, real = false) {
   const { runs } = result;
   const deleted = runs.reduce((n, r) => n + r.deleted, 0);
   const longest = Math.max(...runs.map((r) => r.tookMs));
@@ -341,17 +345,23 @@ function printBacklog(orphans: number, budget: Budget, result: Awaited<ReturnTyp
   const pace = recent.reduce((n, r) => n + r.deleted, 0) / recent.length;
   const more = result.left === 0 ? 0 : Math.ceil(result.left / pace);
   const total = runs.length + more;
-  const outcome =
-    result.left === 0
+  const outcome = real
+    ? `${result.orphans - result.left} deleted by one real run on the wall clock in ${(result.wallMs / 1000).toFixed(0)} s`
+    : result.left === 0
       ? `all gone after ${runs.length} runs`
       : `${result.left} left after ${runs.length} simulated runs; at their last ${recent.length} runs' ${pace.toFixed(0)} a run, ${more} more (PROJECTED): ${total} runs`;
   console.log(
-    `${orphans.toLocaleString('en')} orphans, ${budget.label}: ${outcome} ` +
+    `${result.orphans.toLocaleString('en')} orphans, ${budget.label}: ${outcome} ` +
       `(${((total * SCHEDULE_MS) / 3_600_000).toFixed(1)} h at one run per 15 min); ${deleted} deletions, ${efs} EFS calls (${(efs / Math.max(1, deleted)).toFixed(2)} per deletion); ` +
       `longest run ${(longest / 1000).toFixed(0)} s of ${budget.timeoutMs / 1000} s; ${runs.reduce((n, r) => n + r.failed, 0)} failed; ` +
       `deleted twice: ${result.repeatDeletions}; healthy ones touched: ${result.wrongly}; simulated in ${(result.wallMs / 1000).toFixed(0)} s`,
   );
   console.log(`  ${sample.join('; ')}`);
+  const perRun = runs.map((r) => r.deleted);
+  const short = runs.slice(0, -1).filter((r) => r.deleted < budget.maxDeletionsPerRun).length;
+  console.log(
+    `  deleted per run: ${Math.min(...perRun)} to ${Math.max(...perRun)}; runs but the last that deleted fewer than the cap: ${short}`,
+  );
   const first = Object.entries(runs[0].calls).map(([op, c]) => `${op.replace(/^efs:/, '')} ${c.answered}`);
   console.log(`  run #1's calls: ${first.join(', ')}`);
 }
@@ -469,13 +479,12 @@ async function main() {
     const backlogs = (flag('--backlogs') ?? '10000,100000').split(',').map(Number);
     console.log('\n== a backlog of orphans worked off by scheduled runs (one every 15 min) ==');
     console.log('one real run on the wall clock (the stand-in throttles as AWS does):');
-    printBacklog(backlogs[0], BUDGETS[0], await scheduledRuns(backlogs[0], BUDGETS[0], systemClock, 1));
+    printBacklog(BUDGETS[0], await scheduledRuns(backlogs[0], BUDGETS[0], systemClock, 1), true);
     console.log('simulated (the stand-in moves a virtual clock as its rate limits let requests through):');
     for (const orphans of backlogs) {
       for (const budget of BUDGETS) {
         say(`simulating ${orphans} orphans, ${budget.label}`);
         printBacklog(
-          orphans,
           budget,
           await scheduledRuns(
             orphans,

@@ -49,6 +49,23 @@ describe('the AWS stand-in', () => {
     expect(sizes).toEqual([100, 100, 50]);
   });
 
+  it('lists every file system while deleted ones finish deleting', async () => {
+    const clock = new VirtualClock(Date.now());
+    const s = await start({ clock, rateLimits: false, deletingMs: 60_000 });
+    const ids = Array.from({ length: 300 }, () => s.addFileSystem(scratch()));
+    const efs = efsClient();
+    for (const id of ids.slice(0, 200)) await efs.send(new DeleteFileSystemCommand({ FileSystemId: id }));
+    clock.advance(60_000); // the 200 are gone: the first page's walk finds them so
+    const listed: string[] = [];
+    let marker: string | undefined;
+    do {
+      const page = await efs.send(new DescribeFileSystemsCommand({ Marker: marker }));
+      listed.push(...page.FileSystems!.map((fs) => fs.FileSystemId!));
+      marker = page.NextMarker;
+    } while (marker);
+    expect(listed).toEqual(ids.slice(200));
+  });
+
   it('refuses more than 500 metric queries and more than 200 filter values, as AWS does', async () => {
     await start({ rateLimits: false });
     const query = (i: number) => ({

@@ -358,10 +358,7 @@ export class AwsStandIn {
     if (fs.goneAt !== undefined && fs.goneAt <= this.clock.now()) {
       this.fileSystems.delete(id);
       fs.gone = true;
-      if (++this.removed > this.order.length / 2) {
-        this.order = this.order.filter((f) => !f.gone);
-        this.removed = 0;
-      }
+      this.removed++;
       return undefined;
     }
     return fs;
@@ -381,6 +378,11 @@ export class AwsStandIn {
     );
     const marker = query.get('Marker');
     const startSeq = marker === null ? 0 : Number(Buffer.from(marker, 'base64url').toString());
+    if (this.removed > this.order.length / 2) {
+      // Between pages only: a walk through `order` must not see it change under it.
+      this.order = this.order.filter((f) => !f.gone);
+      this.removed = 0;
+    }
     const page: FileSystem[] = [];
     let next: FileSystem | undefined;
     // `order` holds ascending seqs (gone ones skipped): binary search for the marker, then walk.
