@@ -45,24 +45,27 @@ export function emptyReport(fleet: string, dryRun: boolean): ReapReport {
  * then fails and is retried, though its work is done; every decision is in the run's log lines anyway.
  */
 export function reportWithin(report: ReapReport, maxBytes: number): ReapReport {
-  let excess = Buffer.byteLength(JSON.stringify(report)) - maxBytes;
+  // Measured entry by entry: the report's JSON whole would be one more string of 10 MB at the run's peak.
+  const size = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
+  const keptBytes = report.kept.map((entry) => size(entry) + 1);
+  const foreignBytes = report.foreign.map((entry) => size(entry) + 1);
+  const omitted = { kept: report.kept.length, foreign: report.foreign.length };
+  const sum = (bytes: readonly number[]) => bytes.reduce((a, b) => a + b, 0);
+  let excess = size({ ...report, kept: [], foreign: [] }) + sum(keptBytes) + sum(foreignBytes) - maxBytes;
   if (excess <= 0) return report;
-  const omittedBytes = Buffer.byteLength(
-    JSON.stringify({ omitted: { kept: report.kept.length, foreign: report.foreign.length } }),
-  );
-  excess += omittedBytes;
-  const cut = <T>(list: readonly T[]): T[] => {
+  excess += size({ omitted });
+  const cut = <T>(list: readonly T[], bytes: readonly number[]): T[] => {
     let keep = list.length;
-    while (excess > 0 && keep > 0) excess -= Buffer.byteLength(JSON.stringify(list[--keep])) + 1;
+    while (excess > 0 && keep > 0) excess -= bytes[--keep];
     return list.slice(0, keep);
   };
-  const kept = cut(report.kept);
-  const foreign = cut(report.foreign);
+  const kept = cut(report.kept, keptBytes);
+  const foreign = cut(report.foreign, foreignBytes);
   return {
     ...report,
     kept,
     foreign,
-    omitted: { kept: report.kept.length - kept.length, foreign: report.foreign.length - foreign.length },
+    omitted: { kept: omitted.kept - kept.length, foreign: omitted.foreign - foreign.length },
   };
 }
 
