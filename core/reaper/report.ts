@@ -47,16 +47,22 @@ export function emptyReport(fleet: string, dryRun: boolean): ReapReport {
 export function reportWithin(report: ReapReport, maxBytes: number): ReapReport {
   // Measured entry by entry: the report's JSON whole would be one more string of 10 MB at the run's peak.
   const size = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
+  // Each entry with the comma after it; a list of n > 0 entries has n - 1 commas.
   const keptBytes = report.kept.map((entry) => size(entry) + 1);
   const foreignBytes = report.foreign.map((entry) => size(entry) + 1);
+  const listBytes = (bytes: readonly number[]) =>
+    bytes.length === 0 ? 0 : bytes.reduce((a, b) => a + b) - 1;
   const omitted = { kept: report.kept.length, foreign: report.foreign.length };
-  const sum = (bytes: readonly number[]) => bytes.reduce((a, b) => a + b, 0);
-  let excess = size({ ...report, kept: [], foreign: [] }) + sum(keptBytes) + sum(foreignBytes) - maxBytes;
+  let excess =
+    size({ ...report, kept: [], foreign: [] }) + listBytes(keptBytes) + listBytes(foreignBytes) - maxBytes;
   if (excess <= 0) return report;
-  excess += size({ omitted });
+  excess += size({ omitted }); // one byte more than `,"omitted":{…}` adds, at the largest counts
   const cut = <T>(list: readonly T[], bytes: readonly number[]): T[] => {
     let keep = list.length;
-    while (excess > 0 && keep > 0) excess -= bytes[--keep];
+    while (excess > 0 && keep > 0) {
+      keep--;
+      excess -= keep === 0 ? bytes[0] - 1 : bytes[keep]; // the last one left takes no comma with it
+    }
     return list.slice(0, keep);
   };
   const kept = cut(report.kept, keptBytes);

@@ -124,7 +124,9 @@ describe('the AWS stand-in', () => {
       batch: { ratePerSecond: 1, burst: 1 },
       tagging: { ratePerSecond: 1, burst: 1 },
     };
-    const wall = await start({ rateLimits: limits });
+    // On the wall clock, a refill of one token an hour: the third request finds the bucket empty however slowly
+    // the machine gets the three out.
+    const wall = await start({ rateLimits: { ...limits, efs: { ratePerSecond: 1 / 3600, burst: 2 } } });
     const once = efsClient({ maxAttempts: 1 });
     const answers = await Promise.all(
       [1, 2, 3].map(() => once.send(new DescribeFileSystemsCommand({})).then(() => 'ok', errorName)),

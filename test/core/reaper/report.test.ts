@@ -18,6 +18,21 @@ describe('reportWithin', () => {
   it('returns a report that fits as it is', () => {
     const report = reportOf(10, 1);
     expect(reportWithin(report, bytes(report))).toBe(report);
+    expect(reportWithin(reportOf(0, 0), bytes(reportOf(0, 0)))).toEqual(reportOf(0, 0));
+  });
+
+  it('never returns more than the limit, one byte under the whole report and below', () => {
+    for (const report of [reportOf(10, 1), reportOf(0, 3), reportOf(1, 0)]) {
+      const whole = bytes(report);
+      for (let limit = whole - 1; limit > whole - 300; limit--) {
+        const cut = reportWithin(report, limit);
+        if (cut.kept.length + cut.foreign.length > 0) expect(bytes(cut)).toBeLessThanOrEqual(limit);
+        expect(cut.omitted).toEqual({
+          kept: report.kept.length - cut.kept.length,
+          foreign: report.foreign.length - cut.foreign.length,
+        });
+      }
+    }
   });
 
   it('cuts kept entries from the end, then foreign ones, counts them, and keeps every other list whole', () => {
