@@ -210,18 +210,22 @@ function printScans(scans: readonly Scan[]) {
     ['would delete (cap 1,000) + deferred', (s) => `${s.result.deleted}+${s.deferred}`],
   ];
   for (const [label, value] of rows)
-    console.log(label.padEnd(34) + scans.map((s) => col(value(s), 14)).join(''));
+    console.log(label.padEnd(34) + scans.map((s) => col(value(s), 16)).join(''));
   for (const s of scans) {
     const r = s.result;
     const slowdown = ONE_VCPU_MB / CONSTRUCT_MEMORY_MB;
     // At a fraction of a vCPU the CPU work stretches; the waits on the rate limits do not.
     const at256 = r.wallMs + r.cpuMs * (slowdown - 1);
     const decided = r.deleted + s.deferred;
+    const listing = s.calls['efs:DescribeFileSystems']?.answered ?? 0;
+    const reads = Object.values(s.calls).reduce((n, c) => n + c.answered, 0);
     console.log(
       `${s.size.toLocaleString('en')}: ${(r.wallMs / 1000).toFixed(0)} s here, ~${(at256 / 1000).toFixed(0)} s at ${CONSTRUCT_MEMORY_MB} MB's CPU share ` +
         `(${((100 * at256) / LAMBDA_TIMEOUT_MS).toFixed(0)}% of 15 min); peak RSS ${mb(r.maxRssBytes).toFixed(0)} MB ` +
         `(${r.maxRssBytes < 512 * 2 ** 20 ? 'under' : 'OVER'} 512 MB, ${r.maxRssBytes < CONSTRUCT_MEMORY_MB * 2 ** 20 ? 'under' : 'OVER'} ${CONSTRUCT_MEMORY_MB} MB); ` +
-        `decisions ${decided === s.expectedDeletions ? 'as seeded' : `WRONG: ${decided} deletions, ${s.expectedDeletions} seeded`}`,
+        `decisions ${decided === s.expectedDeletions ? 'as seeded' : `WRONG: ${decided} deletions, ${s.expectedDeletions} seeded`}; ` +
+        `DescribeFileSystems ${listing} (${(listing / Math.ceil(s.size / 100)).toFixed(2)}x the floor of one per 100; target <= 1.10x), ` +
+        `${reads - listing} other read calls`,
     );
   }
 }
@@ -350,11 +354,13 @@ function printBacklog(budget: Budget, result: Awaited<ReturnType<typeof schedule
     : result.left === 0
       ? `all gone after ${runs.length} runs`
       : `${result.left} left after ${runs.length} simulated runs; at their last ${recent.length} runs' ${pace.toFixed(0)} a run, ${more} more (PROJECTED): ${total} runs`;
+  const hours = `${((total * SCHEDULE_MS) / 3_600_000).toFixed(1)} h at one run per 15 min${more > 0 ? ', PROJECTED' : ''}`;
   console.log(
     `${result.orphans.toLocaleString('en')} orphans, ${budget.label}: ${outcome} ` +
-      `(${((total * SCHEDULE_MS) / 3_600_000).toFixed(1)} h at one run per 15 min); ${deleted} deletions, ${efs} EFS calls (${(efs / Math.max(1, deleted)).toFixed(2)} per deletion); ` +
+      `(${hours}); ${deleted} deletions, ${efs} EFS calls (${(efs / Math.max(1, deleted)).toFixed(2)} per deletion); ` +
       `longest run ${(longest / 1000).toFixed(0)} s of ${budget.timeoutMs / 1000} s; ${runs.reduce((n, r) => n + r.failed, 0)} failed; ` +
-      `deleted twice: ${result.repeatDeletions}; healthy ones touched: ${result.wrongly}; simulated in ${(result.wallMs / 1000).toFixed(0)} s`,
+      `deleted twice: ${result.repeatDeletions}; healthy ones touched: ${result.wrongly}` +
+      (real ? '' : `; simulated in ${(result.wallMs / 1000).toFixed(0)} s`),
   );
   console.log(`  ${sample.join('; ')}`);
   const perRun = runs.map((r) => r.deleted);
