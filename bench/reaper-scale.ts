@@ -31,11 +31,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { REPO_ROOT } from '../test/support/moto';
-import { batchClient, cloudWatchClient, ec2Client, efsClient, taggingClient } from '../core/aws/clients';
 import { systemClock, type Clock } from '../core/common/clock';
 import { reaperSettingsFromFlags } from '../core/contract/reaper-settings';
-import { reap, type ReaperClients } from '../core/reaper/reaper';
+import { reap } from '../core/reaper/reaper';
 import { AwsStandIn, VirtualClock } from '../test/core/reaper/aws-standin';
+import { reaperClients } from '../test/core/reaper/scenario';
 import { BACKLOG_MIX, seedFleet } from '../test/core/reaper/standin-fleet';
 
 const FLEET = 'bench';
@@ -248,16 +248,6 @@ const BUDGETS: readonly Budget[] = [
   { label: 'defaults: 100 a run, 5 min timeout', maxDeletionsPerRun: 100, timeoutMs: 5 * 60_000 },
   { label: 'most: 1,000 a run, 15 min timeout', maxDeletionsPerRun: 1000, timeoutMs: 15 * 60_000 },
 ];
-
-function reaperClients(): ReaperClients {
-  return {
-    efs: efsClient(),
-    ec2: ec2Client(),
-    cloudwatch: cloudWatchClient(),
-    tagging: taggingClient(),
-    batch: batchClient(),
-  };
-}
 
 interface RunFigures {
   readonly deleted: number;

@@ -13,7 +13,7 @@ import {
 } from '@aws-sdk/client-efs';
 import { cloudWatchClient, ec2Client, efsClient } from '../../../core/aws/clients';
 import { errorName } from '../../../core/common';
-import { AwsStandIn, VirtualClock } from './aws-standin';
+import { useStandIn, VirtualClock } from './aws-standin';
 
 const scratch = (mountTargets = 0) => ({
   tags: { 'mountfleet:fleet': 'f1' },
@@ -23,17 +23,7 @@ const scratch = (mountTargets = 0) => ({
 });
 
 describe('the AWS stand-in', () => {
-  let standIn: AwsStandIn | undefined;
-  afterEach(async () => {
-    delete process.env.AWS_ENDPOINT_URL;
-    await standIn?.stop();
-    standIn = undefined;
-  });
-  async function start(options: Parameters<typeof AwsStandIn.start>[0] = {}) {
-    standIn = await AwsStandIn.start(options);
-    process.env.AWS_ENDPOINT_URL = standIn.endpoint;
-    return standIn;
-  }
+  const start = useStandIn();
 
   it('lists at most 100 file systems a page, whatever MaxItems asks, and pages on with the marker', async () => {
     const s = await start({ rateLimits: false });

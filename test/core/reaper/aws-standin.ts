@@ -664,3 +664,21 @@ function errorAnswer(service: StandInService, err: ApiError, queryCompatible: bo
     body: JSON.stringify({ ErrorCode: err.code, Message: err.message, message: err.message }),
   };
 }
+
+/**
+ * Jest hooks for a test file on the stand-in: the function returned starts one as every SDK client's endpoint
+ * (AWS_ENDPOINT_URL), and the last one started is stopped after each test.
+ */
+export function useStandIn(): (options?: StandInOptions) => Promise<AwsStandIn> {
+  let running: AwsStandIn | undefined;
+  afterEach(async () => {
+    delete process.env.AWS_ENDPOINT_URL;
+    await running?.stop();
+    running = undefined;
+  });
+  return async (options = {}) => {
+    running = await AwsStandIn.start(options);
+    process.env.AWS_ENDPOINT_URL = running.endpoint;
+    return running;
+  };
+}

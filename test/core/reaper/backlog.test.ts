@@ -8,7 +8,7 @@ import type { ReapReport } from '../../../core/reaper/report';
 import { passPages } from '../../../core/reaper/recheck';
 import { reaperSettingsFromFlags, type ReaperSettingsInput } from '../../../core/contract/reaper-settings';
 import { TAG_MARKED_IDLE_AT } from '../../../core/contract/tags';
-import { AwsStandIn, VirtualClock, type StandInOptions } from './aws-standin';
+import { useStandIn, VirtualClock, type AwsStandIn, type StandInOptions } from './aws-standin';
 import { BACKLOG_MIX, seedFleet, type FleetGroup } from './standin-fleet';
 import { reaperClients } from './scenario';
 
@@ -36,17 +36,10 @@ const orphanWithMountTarget = {
 const inUse = { owner: 'none', mountTarget: true, connections: 3, expect: 'kept' } as const;
 
 describe('a backlog of orphans, worked off across scheduled runs (stand-in)', () => {
-  let standIn: AwsStandIn | undefined;
-  afterEach(async () => {
-    delete process.env.AWS_ENDPOINT_URL;
-    await standIn?.stop();
-    standIn = undefined;
-  });
+  const startStandIn = useStandIn();
   async function start(options: StandInOptions = {}) {
     const clock = new VirtualClock(Date.now());
-    standIn = await AwsStandIn.start({ clock, ...options });
-    process.env.AWS_ENDPOINT_URL = standIn.endpoint;
-    return { clock, standIn };
+    return { clock, standIn: await startStandIn({ clock, ...options }) };
   }
   /** One scheduled invocation with a Lambda's deadline, on the virtual clock. */
   function run(clock: VirtualClock, settings: Partial<ReaperSettingsInput> = {}, timeoutMs = 5 * MINUTE) {
