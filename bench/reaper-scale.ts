@@ -8,10 +8,10 @@
  *    in a child process of its own) of 1,000, 10,000 and 100,000 file systems of one fleet in the mix of
  *    test/core/reaper/standin-fleet.ts: read calls by operation, throttled requests, wall and CPU time, the
  *    child's peak RSS and heap, the report's and the logs' size; and whether it fits inside Lambda's 15 minutes
- *    (also at the CPU share of the construct's 256 MB) and under 512 MB. The child runs with the heap limits
- *    Lambda gives 256 MB (LAMBDA_NODE_OPTIONS). Targets: DescribeFileSystems one per 100 (+10%), the evidence
+ *    (also at the CPU share of the construct's 512 MB) and under 512 MB. The child runs with the heap limits
+ *    Lambda gives 512 MB (LAMBDA_NODE_OPTIONS). Targets: DescribeFileSystems one per 100 (+10%), the evidence
  *    batched (GetMetricData per 500, DescribeInstances per 1,000 of the fleet, DescribeJobs per 100); a scan well
- *    inside 15 minutes; peak RSS under 512 MB (and the construct's 256 MB).
+ *    inside 15 minutes; peak RSS under the function's 512 MB.
  * 2. `--backlog`: a backlog of 10,000 and 100,000 orphans (test/core/reaper/standin-fleet.ts BACKLOG_MIX: nine in
  *    ten of the fleet, two in three with a mount target) worked off by scheduled runs, one every 15 minutes, each a
  *    new invocation with a Lambda's deadline, for the construct's defaults (100 deletions a run, 5 minute timeout)
@@ -32,7 +32,7 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import { REPO_ROOT } from '../test/support/moto';
 import { systemClock, type Clock } from '../core/common/clock';
-import { reaperSettingsFromFlags } from '../core/contract/reaper-settings';
+import { REAPER_FUNCTION_MEMORY_MB, reaperSettingsFromFlags } from '../core/contract/reaper-settings';
 import { reap } from '../core/reaper/reaper';
 import { AwsStandIn, VirtualClock } from '../test/core/reaper/aws-standin';
 import { reaperClients } from '../test/core/reaper/scenario';
@@ -42,7 +42,7 @@ const FLEET = 'bench';
 const LAMBDA_TIMEOUT_MS = 15 * 60_000;
 /** Lambda gives a function one vCPU at 1,769 MB, proportionally less below (configuration-memory.html). */
 const ONE_VCPU_MB = 1769;
-const CONSTRUCT_MEMORY_MB = 256;
+const CONSTRUCT_MEMORY_MB = REAPER_FUNCTION_MEMORY_MB;
 /**
  * The V8 heap limits Lambda's Node.js runtime gives a function of CONSTRUCT_MEMORY_MB: new space a tenth of the
  * memory (semi-space half of that), old space the rest — as its bootstrap script derives them (public copies of
@@ -215,14 +215,14 @@ function printScans(scans: readonly Scan[]) {
     const r = s.result;
     const slowdown = ONE_VCPU_MB / CONSTRUCT_MEMORY_MB;
     // At a fraction of a vCPU the CPU work stretches; the waits on the rate limits do not.
-    const at256 = r.wallMs + r.cpuMs * (slowdown - 1);
+    const atFunction = r.wallMs + r.cpuMs * (slowdown - 1);
     const decided = r.deleted + s.deferred;
     const listing = s.calls['efs:DescribeFileSystems']?.answered ?? 0;
     const reads = Object.values(s.calls).reduce((n, c) => n + c.answered, 0);
     console.log(
-      `${s.size.toLocaleString('en')}: ${(r.wallMs / 1000).toFixed(0)} s here, ~${(at256 / 1000).toFixed(0)} s at ${CONSTRUCT_MEMORY_MB} MB's CPU share ` +
-        `(${((100 * at256) / LAMBDA_TIMEOUT_MS).toFixed(0)}% of 15 min); peak RSS ${mb(r.maxRssBytes).toFixed(0)} MB ` +
-        `(${r.maxRssBytes < 512 * 2 ** 20 ? 'under' : 'OVER'} 512 MB, ${r.maxRssBytes < CONSTRUCT_MEMORY_MB * 2 ** 20 ? 'under' : 'OVER'} ${CONSTRUCT_MEMORY_MB} MB); ` +
+      `${s.size.toLocaleString('en')}: ${(r.wallMs / 1000).toFixed(0)} s here, ~${(atFunction / 1000).toFixed(0)} s at ${CONSTRUCT_MEMORY_MB} MB's CPU share ` +
+        `(${((100 * atFunction) / LAMBDA_TIMEOUT_MS).toFixed(0)}% of 15 min); peak RSS ${mb(r.maxRssBytes).toFixed(0)} MB ` +
+        `(${r.maxRssBytes < CONSTRUCT_MEMORY_MB * 2 ** 20 ? 'under' : 'OVER'} the function's ${CONSTRUCT_MEMORY_MB} MB); ` +
         `decisions ${decided === s.expectedDeletions ? 'as seeded' : `WRONG: ${decided} deletions, ${s.expectedDeletions} seeded`}; ` +
         `DescribeFileSystems ${listing} (${(listing / Math.ceil(s.size / 100)).toFixed(2)}x the floor of one per 100; target <= 1.10x), ` +
         `${reads - listing} other read calls`,
