@@ -10,6 +10,7 @@ import {
   REAPER_METRICS_NAMESPACE,
   type ReaperMetricName,
   REAPER_DEFAULTS,
+  REAPER_FUNCTION_MEMORY_MB,
   REAPER_SETTING_SOURCES,
   type ReaperSettings,
 } from '../core/contract';
@@ -163,6 +164,8 @@ export class OrphanReaper extends Construct {
       description: `mountfleet orphan reaper: deletes orphaned scratch file systems of fleet ${props.fleetId}`,
       roleDescription: `mountfleet orphan reaper of fleet ${props.fleetId}`,
       timeout,
+      // Not the 256 MB of the other functions: see REAPER_FUNCTION_MEMORY_MB (512 MB also doubles the CPU share).
+      memorySize: REAPER_FUNCTION_MEMORY_MB,
       logRetention: props.logRetention,
       deadLetterQueue: true,
       // One run at a time: two concurrent runs would count the same file systems twice against

@@ -58,6 +58,7 @@ export {
 export { packageRoot } from './package-root';
 export {
   REAPER_DEFAULTS,
+  REAPER_FUNCTION_MEMORY_MB,
   REAPER_SETTING_RANGES,
   REAPER_SETTING_SOURCES,
   type ReaperNumericSetting,

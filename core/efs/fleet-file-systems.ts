@@ -19,20 +19,33 @@ export function tagValue(
 }
 
 /** Every file system tagged `mountfleet:fleet` = fleetId; `onPage` is told of each page read (the reaper counts them). */
-export async function listFleetFileSystemDescriptions(
+export function listFleetFileSystemDescriptions(
   efs: EFSClient,
   fleetId: string,
   onPage?: () => void,
 ): Promise<FileSystemDescription[]> {
-  const found: FileSystemDescription[] = [];
+  return mapFleetFileSystems(efs, fleetId, (fs) => fs, onPage);
+}
+
+/**
+ * `map` of every file system tagged `mountfleet:fleet` = fleetId, applied page by page: only what it keeps of a
+ * description outlives the page (the reaper keeps a few fields of each of up to 100,000).
+ */
+export async function mapFleetFileSystems<T>(
+  efs: EFSClient,
+  fleetId: string,
+  map: (fs: FileSystemDescription) => T,
+  onPage?: () => void,
+): Promise<T[]> {
+  const found: T[] = [];
   let marker: string | undefined;
   do {
     const page = await efs.send(
       new DescribeFileSystemsCommand({ MaxItems: DESCRIBE_FILE_SYSTEMS_PAGE, Marker: marker }),
     );
-    found.push(
-      ...(page.FileSystems ?? []).filter((fs) => fs.FileSystemId && tagValue(fs, TAG_FLEET) === fleetId),
-    );
+    for (const fs of page.FileSystems ?? []) {
+      if (fs.FileSystemId && tagValue(fs, TAG_FLEET) === fleetId) found.push(map(fs));
+    }
     onPage?.();
     marker = page.NextMarker || undefined;
   } while (marker);

@@ -1,4 +1,9 @@
-export { foreignReason, listFleetFileSystemDescriptions, tagValue } from './fleet-file-systems';
+export {
+  foreignReason,
+  listFleetFileSystemDescriptions,
+  mapFleetFileSystems,
+  tagValue,
+} from './fleet-file-systems';
 export { findFileSystemByToken, madeByRun } from './run-create';
 export {
   type ProvisionStep,

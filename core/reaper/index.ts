@@ -3,4 +3,4 @@ export { type FileSystemFacts } from './decide';
 export { parseReaperEvent } from './events';
 export { type LivenessClients, judgeRun } from './liveness';
 export { reap } from './reaper';
-export { type ReapReport, reportCounts, summarizeReport } from './report';
+export { type ReapReport, reportCounts, reportWithin, summarizeReport } from './report';

@@ -21,11 +21,15 @@ interface Markable {
   readonly arn?: string;
 }
 
-/** Per file system: undefined when done, else the error. */
+/** Per file system: undefined when done, else the error; none for those not tried (the run was out of time). */
 export type MarkResults = Map<string, string | undefined>;
+
+/** True once the run must start no more calls. */
+type Stopped = () => boolean;
 
 async function inBatches(
   fileSystems: readonly Markable[],
+  stopped: Stopped,
   send: (arns: string[]) => Promise<Record<string, FailureInfo> | undefined>,
 ): Promise<MarkResults> {
   const results: MarkResults = new Map();
@@ -33,7 +37,8 @@ async function inBatches(
     if (!fs.arn) results.set(fs.id, 'DescribeFileSystems gave no FileSystemArn');
     return Boolean(fs.arn);
   });
-  for (let i = 0; i < withArn.length; i += TAGGING_ARNS_PER_CALL) {
+  // Checked before each call: 100,000 file systems of a fleet can mean thousands of marks, minutes of calls.
+  for (let i = 0; i < withArn.length && !stopped(); i += TAGGING_ARNS_PER_CALL) {
     const batch = withArn.slice(i, i + TAGGING_ARNS_PER_CALL);
     try {
       const failed = (await send(batch.map((fs) => fs.arn!))) ?? {};
@@ -53,13 +58,14 @@ async function inBatches(
   return results;
 }
 
-/** Marks each file system idle as of `at`. */
+/** Marks each file system idle as of `at`, while `stopped` allows. */
 export function markIdle(
   tagging: ResourceGroupsTaggingAPIClient,
   fileSystems: readonly Markable[],
   at: Date,
+  stopped: Stopped,
 ): Promise<MarkResults> {
-  return inBatches(fileSystems, async (arns) => {
+  return inBatches(fileSystems, stopped, async (arns) => {
     const out = await tagging.send(
       new TagResourcesCommand({ ResourceARNList: arns, Tags: { [TAG_MARKED_IDLE_AT]: at.toISOString() } }),
     );
@@ -67,12 +73,13 @@ export function markIdle(
   });
 }
 
-/** Removes the idle mark from each file system. */
+/** Removes the idle mark from each file system, while `stopped` allows. */
 export function unmarkIdle(
   tagging: ResourceGroupsTaggingAPIClient,
   fileSystems: readonly Markable[],
+  stopped: Stopped,
 ): Promise<MarkResults> {
-  return inBatches(fileSystems, async (arns) => {
+  return inBatches(fileSystems, stopped, async (arns) => {
     const out = await tagging.send(
       new UntagResourcesCommand({ ResourceARNList: arns, TagKeys: [TAG_MARKED_IDLE_AT] }),
     );

@@ -21,7 +21,6 @@ import {
   type PollResult,
   systemClock,
 } from '../common';
-import { listMountTargets, teardownFileSystem } from '../efs';
 import {
   decide,
   isNeed,
@@ -34,16 +33,11 @@ import {
   type Need,
   type OwnerEvidence,
 } from './decide';
-import {
-  connectionWindow,
-  describeFacts,
-  listFleetFileSystems,
-  lookupOwners,
-  readConnections,
-} from './evidence';
+import { connectionWindow, describeFacts, factsOf, lookupOwners, readConnections } from './evidence';
+import { listMountTargets, mapFleetFileSystems, teardownFileSystem } from '../efs';
 import { gatherBatchJobs, type BatchLookups } from './batch-jobs';
 import { markIdle, unmarkIdle, type MarkResults } from './marks';
-import { judgeRecheck, recheckInBatches, type Work } from './recheck';
+import { judgeRecheck, recheckInBatches, type Rechecked, type Work } from './recheck';
 import { emptyReport, type ReapReport } from './report';
 import { type ReaperSettings } from '../contract';
 
@@ -131,7 +125,11 @@ async function drainBounded<T>(
   await Promise.all(Array.from({ length: limit }, worker));
 }
 
-/** Decides every file system, reading connections and owners in batches only where a decision needs them. */
+/**
+ * Decides every file system, reading connections, owners and jobs in batches only where a decision needs them;
+ * each round decides again only those still waiting for evidence (at 100,000 file systems, a decision of each
+ * per round was 100,000 objects of garbage a round).
+ */
 async function decideAll(
   clients: ReaperClients,
   settings: ReaperSettings,
@@ -139,63 +137,62 @@ async function decideAll(
   ctx: DecisionContext,
   knownOwners: ReadonlyMap<string, OwnerEvidence>,
   calls: BatchLookups,
-): Promise<Map<string, Decision>> {
+): Promise<Decision[]> {
   const connections = new Map<string, ConnectionEvidence>();
   const owners = new Map<string, OwnerEvidence>(knownOwners);
   const batchJobs = new Map<string, BatchJobEvidence>();
-  const round = () =>
-    new Map<string, Decision | Need>(
-      fileSystems.map((fs) => [
-        fs.id,
-        decide(
-          fs,
-          {
-            connections: connections.get(fs.id),
-            owner: fs.ownerInstanceId === undefined ? undefined : owners.get(fs.ownerInstanceId),
-            batchJob: batchJobs.get(fs.batchJobId ?? fs.id),
-          },
-          ctx,
-        ),
-      ]),
+  const decideOne = (fs: FileSystemFacts) =>
+    decide(
+      fs,
+      {
+        connections: connections.get(fs.id),
+        owner: fs.ownerInstanceId === undefined ? undefined : owners.get(fs.ownerInstanceId),
+        batchJob: batchJobs.get(fs.batchJobId ?? fs.id),
+      },
+      ctx,
     );
+  const results = fileSystems.map(decideOne);
+  /** The file systems (by index) whose decision waits for `need`. */
+  const waitingFor = (need: Need['need']) =>
+    results.flatMap((r, i) => (isNeed(r) && r.need === need ? [i] : []));
+  const decideAgain = (indices: readonly number[]) => {
+    for (const i of indices) results[i] = decideOne(fileSystems[i]);
+  };
 
-  let results = round();
-  const wantConnections = [...results].filter(([, r]) => isNeed(r) && r.need === 'connections');
+  const wantConnections = waitingFor('connections');
   if (wantConnections.length > 0) {
     const window = connectionWindow(ctx.now, settings.idleWindowMinutes, settings.metricLagMinutes);
-    const read = await readConnections(
-      clients.cloudwatch,
-      wantConnections.map(([id]) => id),
-      window,
-    );
-    for (const [id, evidence] of read) connections.set(id, evidence);
-    results = round();
+    const ids = wantConnections.map((i) => fileSystems[i].id);
+    for (const [id, evidence] of await readConnections(clients.cloudwatch, ids, window)) {
+      connections.set(id, evidence);
+    }
+    decideAgain(wantConnections);
   }
-  const wantOwners = [...results.values()].flatMap((r) =>
-    isNeed(r) && r.need === 'owner' ? [r.instanceId] : [],
-  );
+  const wantOwners = waitingFor('owner');
   if (wantOwners.length > 0) {
-    for (const [id, evidence] of await lookupOwners(clients.ec2, settings.fleetId, wantOwners)) {
+    const ids = wantOwners.map((i) => (results[i] as Extract<Need, { need: 'owner' }>).instanceId);
+    for (const [id, evidence] of await lookupOwners(clients.ec2, settings.fleetId, ids)) {
       owners.set(id, evidence);
     }
-    results = round();
+    decideAgain(wantOwners);
   }
-  const wantJobs = fileSystems.flatMap((fs) => {
-    const r = results.get(fs.id);
-    return r !== undefined && isNeed(r) && r.need === 'batch-job' ? [{ fs, need: r }] : [];
-  });
+  const wantJobs = waitingFor('batch-job');
   if (wantJobs.length > 0) {
-    for (const [key, evidence] of await gatherBatchJobs(clients.batch, settings.fleetId, wantJobs, calls)) {
+    const wants = wantJobs.map((i) => ({
+      fs: fileSystems[i],
+      need: results[i] as Extract<Need, { need: 'batch-job' }>,
+    }));
+    for (const [key, evidence] of await gatherBatchJobs(clients.batch, settings.fleetId, wants, calls)) {
       batchJobs.set(key, evidence);
     }
-    results = round();
+    decideAgain(wantJobs);
   }
-  return new Map(
-    [...results].map(([id, r]) => {
-      if (isNeed(r)) throw new Error(`internal: no decision for ${id} after gathering evidence (${r.need})`);
-      return [id, r];
-    }),
-  );
+  return results.map((r, i) => {
+    if (isNeed(r)) {
+      throw new Error(`internal: no decision for ${fileSystems[i].id} after gathering evidence (${r.need})`);
+    }
+    return r;
+  });
 }
 
 type DeletionResult =
@@ -308,13 +305,22 @@ export async function reap(
     record: recorder(report, settings, options),
     batchLookups: report.batchLookups,
   };
-  const { fileSystems, decisions, now, listingPages } = await decideFleet(run);
-  report.scanned = fileSystems.length;
-  const { deletions, marks, unmarks } = sortOut(run, fileSystems, decisions);
-  await inBatches(run, marks, 'marked', (fs) => markIdle(clients.tagging, fs, new Date(now)));
-  await inBatches(run, unmarks, 'unmarked', (fs) => unmarkIdle(clients.tagging, fs));
-  await deleteAll(run, deletions, listingPages);
+  const { deletions, reserve, marks, unmarks, now } = await decideAndSortOut(run, report);
+  const stopped = () => run.timeLeft() <= 0;
+  await inBatches(run, marks, 'marked', (fs) => markIdle(clients.tagging, fs, new Date(now), stopped));
+  await inBatches(run, unmarks, 'unmarked', (fs) => unmarkIdle(clients.tagging, fs, stopped));
+  await deleteAll(run, deletions, reserve);
   return report;
+}
+
+/**
+ * Lists and decides the fleet (decideFleet), records what needs no call, and returns the work only: the
+ * listing's facts of the file systems kept (most of 100,000) are garbage from here on.
+ */
+async function decideAndSortOut(run: ReapRun, report: ReapReport) {
+  const { fileSystems, listingPages, decisions, now } = await decideFleet(run);
+  report.scanned = fileSystems.length;
+  return { ...sortOut(run, fileSystems, listingPages, decisions), now };
 }
 
 function recorder(report: ReapReport, settings: ReaperSettings, options: ReapOptions): ReapRun['record'] {
@@ -342,10 +348,24 @@ function recorder(report: ReapReport, settings: ReaperSettings, options: ReapOpt
  */
 async function decideFleet(run: ReapRun) {
   const { clients, settings } = run;
-  let listingPages = 0;
-  let fileSystems = await listFleetFileSystems(clients.efs, settings.fleetId, () => listingPages++);
+  // Where the listing showed each file system: the re-check before deleting plans its pass on it (recheck.ts).
+  let pagesRead = 0;
+  let listingPages: number[] = [];
+  let fileSystems = await mapFleetFileSystems(
+    clients.efs,
+    settings.fleetId,
+    (description) => {
+      listingPages.push(pagesRead);
+      return factsOf(description, settings.fleetId);
+    },
+    () => pagesRead++,
+  );
   const event = run.options.goneInstance;
-  if (event) fileSystems = fileSystems.filter((fs) => fs.ownerInstanceId === event.instanceId);
+  if (event) {
+    const owned = fileSystems.map((fs) => fs.ownerInstanceId === event.instanceId);
+    fileSystems = fileSystems.filter((_, i) => owned[i]);
+    listingPages = listingPages.filter((_, i) => owned[i]);
+  }
   let gone = event;
   let knownOwners = new Map<string, OwnerEvidence>();
   if (event?.confirmed && fileSystems.length > 0) {
@@ -359,35 +379,51 @@ async function decideFleet(run: ReapRun) {
     goneInstance: gone,
   };
   const decisions = await decideAll(clients, settings, fileSystems, ctx, knownOwners, run.batchLookups);
-  return { fileSystems, decisions, now: ctx.now, listingPages };
+  return { fileSystems, listingPages, decisions, now: ctx.now };
 }
 
 /**
- * Records what needs no call (foreign, kept, beyond the deletion limit, everything in a dry run) and sorts the
- * rest into the three kinds of work.
+ * Records what needs no call (foreign, kept, everything in a dry run, deletions beyond what the run may try) and
+ * sorts the rest into the kinds of work. Deletions go in the listing's order: the first maxDeletionsPerRun, then
+ * as many again in reserve, tried only in place of one that fails or is spared (deleteAll), so that file systems
+ * a run cannot delete do not use up the deletions of every run after it.
  */
-function sortOut(run: ReapRun, fileSystems: readonly FileSystemFacts[], decisions: Map<string, Decision>) {
+function sortOut(
+  run: ReapRun,
+  fileSystems: readonly FileSystemFacts[],
+  listingPages: readonly number[],
+  decisions: readonly Decision[],
+) {
   const { settings, record } = run;
+  const cap = settings.maxDeletionsPerRun;
+  let decidedDeletions = 0;
   const deletions: Work[] = [];
+  const reserve: Work[] = [];
   const marks: Work[] = [];
   const unmarks: Work[] = [];
-  let deletionsAllowed = settings.maxDeletionsPerRun;
-  for (const fs of fileSystems) {
-    const decision = decisions.get(fs.id)!;
+  fileSystems.forEach((fs, i) => {
+    const work: Work = { fs, decision: decisions[i], listingPage: listingPages[i] };
+    const { decision } = work;
     if (decision.foreign) record(fs, decision, 'foreign');
     else if (decision.action === 'keep') record(fs, decision, 'kept');
-    else if (decision.action === 'delete' && deletionsAllowed-- <= 0) {
-      record(fs, decision, 'kept', `deferred: at most ${settings.maxDeletionsPerRun} deletions per run`);
+    else if (decision.action === 'delete' && decidedDeletions++ >= cap) {
+      if (settings.dryRun || reserve.length === cap) record(fs, decision, 'kept', deferred(cap));
+      else reserve.push(work);
     } else if (settings.dryRun) {
       record(fs, decision, DRY_RUN_OUTCOME[decision.action]);
-    } else if (decision.action === 'mark') marks.push({ fs, decision });
-    else if (decision.action === 'unmark') unmarks.push({ fs, decision });
-    else deletions.push({ fs, decision });
-  }
-  return { deletions, marks, unmarks };
+    } else if (decision.action === 'mark') marks.push(work);
+    else if (decision.action === 'unmark') unmarks.push(work);
+    else deletions.push(work);
+  });
+  return { deletions, reserve, marks, unmarks };
 }
 
-/** Marks and unmarks go in batches (core/reaper/marks.ts); each file system is recorded on its own. */
+const deferred = (cap: number) => `deferred: at most ${cap} deletions per run`;
+
+/**
+ * Marks and unmarks go in batches (core/reaper/marks.ts), each only while the run has time; each file system
+ * is recorded on its own, those the run had no time for as deferred.
+ */
 async function inBatches(
   run: ReapRun,
   items: readonly Work[],
@@ -395,15 +431,11 @@ async function inBatches(
   apply: (fs: FileSystemFacts[]) => Promise<MarkResults>,
 ): Promise<void> {
   if (items.length === 0) return;
-  if (run.timeLeft() <= 0) {
-    for (const { fs, decision } of items)
-      run.record(fs, decision, 'kept', 'deferred: the run is out of time');
-    return;
-  }
   const results = await apply(items.map((item) => item.fs));
   for (const { fs, decision } of items) {
     const error = results.get(fs.id);
-    run.record(fs, decision, error === undefined ? done : 'failed', error);
+    if (!results.has(fs.id)) run.record(fs, decision, 'kept', 'deferred: the run is out of time');
+    else run.record(fs, decision, error === undefined ? done : 'failed', error);
   }
 }
 
@@ -414,20 +446,21 @@ async function inBatches(
  * DeleteFileSystem tried once (bounded concurrency); then all those whose mount targets are still deleting are
  * retried together, one DeleteFileSystem each per round, with backoff, up to the teardown bound. Waiting for
  * each in turn would cap deletions at `concurrency` per mount-target deletion time (tens of seconds in AWS),
- * far below the rate EFS allows.
+ * far below the rate EFS allows. A deletion that fails or is spared lets one from `reserve` (sortOut) be tried in
+ * its place, re-read alone right before its first delete, until the reserve or the run's time runs out.
  */
-async function deleteAll(run: ReapRun, deletions: readonly Work[], listingPages: number): Promise<void> {
+async function deleteAll(run: ReapRun, deletions: readonly Work[], reserve: readonly Work[]): Promise<void> {
   const { clients, settings, options, clock, record, timeLeft } = run;
   const concurrency = options.concurrency ?? DEFAULT_REAP_CONCURRENCY;
   const maxWaitMs = options.teardownMaxWaitMs ?? 120_000;
-  const waitUntil = clock.now() + Math.max(0, Math.min(maxWaitMs, timeLeft()));
   const waiting: Work[] = [];
-  const batches = recheckInBatches(clients.efs, settings.fleetId, deletions, {
-    listingPages,
-    stopped: () => timeLeft() <= 0,
-    onProgress: options.onProgress,
-  });
-  await drainBounded(batches.next, concurrency, async (item) => {
+  /** Deletions that failed or were spared: each lets one from the reserve be tried in its place. */
+  let freed = 0;
+  const notDeleted = (work: Work, outcome: 'kept' | 'failed', detail: string) => {
+    freed++;
+    record(work.fs, work.decision, outcome, detail);
+  };
+  const deleteOne = async (item: Rechecked) => {
     const { fs, decision } = item;
     if (timeLeft() <= 0) {
       record(fs, decision, 'kept', 'deferred: the run is out of time, the next run continues');
@@ -439,16 +472,33 @@ async function deleteAll(run: ReapRun, deletions: readonly Work[], listingPages:
           ? judgeRecheck(item, await describeFacts(clients.efs, fs.id, settings.fleetId))
           : item;
       if (checked.status === 'gone') return record(fs, decision, 'deleted');
-      if (checked.status === 'changed') return record(fs, decision, 'kept', checked.reason);
+      if (checked.status === 'changed') return notDeleted(item, 'kept', checked.reason);
       if (checked.status === 'unread') throw new Error(`internal: ${fs.id} was not re-checked`);
       const result = await deleteFileSystem(clients.efs, checked.now, decision, clock);
       if (result.status === 'deleted') return record(fs, decision, 'deleted');
-      if (result.status === 'contradicted') return record(fs, decision, 'kept', result.reason);
+      if (result.status === 'contradicted') return notDeleted(item, 'kept', result.reason);
       waiting.push(item);
     } catch (err) {
-      record(fs, decision, 'failed', errorText(err));
+      notDeleted(item, 'failed', errorText(err));
     }
+  };
+  const batches = recheckInBatches(clients.efs, settings.fleetId, deletions, {
+    stopped: () => timeLeft() <= 0,
+    onProgress: options.onProgress,
   });
+  await drainBounded(batches.next, concurrency, deleteOne);
+  const unused = [...reserve];
+  while (freed > 0 && unused.length > 0 && timeLeft() > 0) {
+    const instead = unused.splice(0, freed);
+    freed = 0;
+    // Listed after the batches' pages: each is re-read alone, by id, right before its first delete.
+    await forEachBounded(instead, concurrency, (work) => deleteOne({ ...work, status: 'unread' }));
+  }
+  for (const { fs, decision } of unused) record(fs, decision, 'kept', deferred(settings.maxDeletionsPerRun));
+  // The bound on the wait counts from here, not from the first deletion: the pass through a long batch at EFS's
+  // rate can outlast it by itself (1,000 deletions at 10 requests/s take five minutes), and then none of the
+  // deletions whose mount targets were still deleting would be retried in this run at all.
+  const waitUntil = clock.now() + Math.max(0, Math.min(maxWaitMs, timeLeft()));
   const left = await retryUntilDeleted(run, waiting, waitUntil);
   const waited = Math.round(maxWaitMs / 1000);
   for (const { fs, decision } of left) {

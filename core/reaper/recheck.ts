@@ -22,9 +22,13 @@
  * time, each only when the previous page's deletions have all begun (EFS has no id-list filter, and the order
  * of a listing is unspecified across calls, so a page of the decision's listing may not show the same file
  * systems again). A file system no page showed (deleted meanwhile, or the pass broke off on an error) is
- * re-checked on its own by id, as before batching. So is every deletion when they are no more than the pages
- * the decision's listing took (the event fast path's one or two in a Region of many file systems): a pass
- * would cost more reads than it saves.
+ * re-checked on its own by id, as before batching.
+ *
+ * How far the pass goes is planned on where the decision's listing showed each deletion (passPages): the pass
+ * reads the first K pages, and the deletions listed further down are re-read by id, for the K that makes the
+ * fewest reads. The event fast path's one or two deletions in a Region of many file systems are re-read by id
+ * (K = 0: a pass would cost more reads than it saves); a backlog's first 100 orphans, listed on the first pages
+ * of 100,000 file systems, cost those few pages, not a pass over 1,000 nor 100 reads by id.
  */
 import { DescribeFileSystemsCommand, type EFSClient } from '@aws-sdk/client-efs';
 import { errorText } from '../common';
@@ -37,9 +41,11 @@ const PAGE = 100;
 export interface Work {
   readonly fs: FileSystemFacts;
   readonly decision: Decision;
+  /** The page of the decision's listing that showed it (0: the first): where a fresh pass should find it again. */
+  readonly listingPage: number;
 }
 
-type Rechecked = Work &
+export type Rechecked = Work &
   (
     | /** Re-read and unchanged: delete on `now` (its mount-target count as re-read). */
       { readonly status: 'unchanged'; readonly now: FileSystemFacts }
@@ -65,37 +71,50 @@ export function judgeRecheck(work: Work, now: FileSystemFacts | undefined): Rech
 }
 
 /**
+ * How many pages of a fresh pass to read before re-reading the rest by id: the K for which K pages plus one read
+ * for each deletion listed on page K or later is least (0: every deletion by id).
+ */
+export function passPages(deletions: readonly Pick<Work, 'listingPage'>[]): number {
+  const pages = deletions.map((work) => work.listingPage).sort((a, b) => a - b);
+  let best = { pages: 0, reads: pages.length };
+  pages.forEach((page, i) => {
+    if (pages[i + 1] === page) return; // the last deletion of this page: all up to here covered
+    const reads = page + 1 + (pages.length - i - 1);
+    if (reads < best.reads) best = { pages: page + 1, reads };
+  });
+  return best.pages;
+}
+
+/**
  * The deletions in batches, each re-checked: every `next()` reads pages of a fresh listing until one shows
- * some of the deletions still waiting and returns those, judged; once the listing is done (or a page read
- * failed, or `stopped` says the run is out of time) it returns the rest as `unread`, then undefined. Call it
- * right before a batch's first delete.
+ * some of the deletions still waiting and returns those, judged; once passPages pages are read (or the listing
+ * is done, a page read failed, or `stopped` says the run is out of time) it returns the rest as `unread`, then
+ * undefined. Call it right before a batch's first delete.
  */
 export function recheckInBatches(
   efs: EFSClient,
   fleetId: string,
   deletions: readonly Work[],
   options: {
-    /** Pages the decision's listing took: what one pass costs about. */
-    readonly listingPages: number;
     readonly stopped: () => boolean;
     readonly onProgress?: (message: string) => void;
   },
 ): { next(): Promise<Rechecked[] | undefined> } {
   const waiting = new Map(deletions.map((work) => [work.fs.id, work]));
   let marker: string | undefined;
-  let listed = deletions.length <= options.listingPages;
+  let pagesLeft = passPages(deletions);
   const nextPage = async (): Promise<Rechecked[]> => {
-    while (!listed && !options.stopped()) {
+    while (pagesLeft > 0 && !options.stopped()) {
       let page;
       try {
         page = await efs.send(new DescribeFileSystemsCommand({ MaxItems: PAGE, Marker: marker }));
       } catch (err) {
-        listed = true;
+        pagesLeft = 0;
         options.onProgress?.(`re-check page failed (${errorText(err)}); re-checking the rest one by one`);
         break;
       }
       marker = page.NextMarker || undefined;
-      listed = marker === undefined;
+      pagesLeft = marker === undefined ? 0 : pagesLeft - 1;
       const shown = (page.FileSystems ?? []).flatMap((description) => {
         const work = waiting.get(description.FileSystemId ?? '');
         if (work === undefined) return [];

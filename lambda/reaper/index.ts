@@ -12,6 +12,7 @@ import {
   parseReaperEvent,
   reap,
   reportCounts,
+  reportWithin,
   summarizeReport,
   type ReapReport,
 } from '../../core/reaper';
@@ -25,6 +26,9 @@ const metrics = new Metrics({ namespace: REAPER_METRICS_NAMESPACE, serviceName: 
 metrics.clearDefaultDimensions();
 
 export type ReaperResult = ReapReport | { readonly ignored: string };
+
+/** Lambda's limit on a function's response (6 MB), less room for what the runtime wraps around it. */
+const RESPONSE_LIMIT_BYTES = 6 * 1024 * 1024 - 64 * 1024;
 
 export async function handler(
   event: unknown,
@@ -46,5 +50,5 @@ export async function handler(
     metrics.addMetric(name, MetricUnit.Count, value);
   metrics.publishStoredMetrics();
   logger.info(summarizeReport(report), { fleet: settings.fleetId, trigger: trigger.kind });
-  return report;
+  return reportWithin(report, RESPONSE_LIMIT_BYTES);
 }

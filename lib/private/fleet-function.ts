@@ -28,6 +28,8 @@ interface FleetFunctionOptions {
   /** The role's description. @default - the function's */
   readonly roleDescription?: string;
   readonly timeout: Duration;
+  /** The function's memory, MB. @default 256 */
+  readonly memorySize?: number;
   readonly environment: Record<string, string>;
   readonly logRetention?: logs.RetentionDays;
   /** A physical name, where callers must find the function without a reference to it. */
@@ -90,7 +92,7 @@ export function fleetFunction(
     architecture: lambda.Architecture.ARM_64,
     handler: 'index.handler',
     code: lambda.Code.fromAsset(codeDir),
-    memorySize: 256,
+    memorySize: options.memorySize ?? 256,
     timeout: options.timeout,
     role,
     logGroup,

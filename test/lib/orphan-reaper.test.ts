@@ -75,7 +75,7 @@ describe('OrphanReaper', () => {
     expect(fn.DependsOn).toEqual(['ReaperRoleDefaultPolicy70DAA954']);
     expect(fn.Properties).toMatchObject({
       Description: 'mountfleet orphan reaper: deletes orphaned scratch file systems of fleet train',
-      MemorySize: 256,
+      MemorySize: 512,
       Timeout: 300,
       Architectures: ['arm64'],
       ReservedConcurrentExecutions: 1,
