@@ -1,5 +1,8 @@
 /** Entry point of the `mountfleet` command (bundled to dist/agent/mountfleet.js). */
 import { run } from './cli';
+import { sizeThreadPool } from './threadpool';
+
+sizeThreadPool();
 
 run(process.argv).then(
   (code) => {
