@@ -3,25 +3,14 @@
  * (epochs, batches, a failing read, a read in flight per worker). On the real Mountpoint:
  * test/agent/commands/bench-train.test.ts.
  */
-import { execFileSync } from 'node:child_process';
-import {
-  closeSync,
-  mkdtempSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  readlinkSync,
-  rmSync,
-  unlinkSync,
-  writeFileSync,
-  writeSync,
-} from 'node:fs';
+import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PrefetchQueue } from '../../../core/measure/prefetch-queue';
 import { busyPercentBySecond, sparkline, timelineSvg } from '../../../core/measure/timeline';
 import { benchTrain } from '../../../core/measure/train';
 import { findDataSet } from '../../../core/measure/train-data';
+import { HeldFifos } from '../../support/held-fifos';
 import { until } from '../../support/mountpoint-rig';
 
 const settledState = async (p: Promise<unknown>) => {
@@ -139,33 +128,6 @@ describe('benchTrain on a local directory', () => {
   });
 });
 
-/** read(2)'s number in /proc/<pid>/task/<tid>/syscall. */
-const READ_SYSCALL = ({ x64: 0, arm64: 63 } as Record<string, number>)[process.arch];
-
-/** How many of `fifos` threads of this process are blocked reading right now: from /proc, touching nothing. */
-function fifosBeingRead(fifos: ReadonlySet<string>): number {
-  let reading = 0;
-  for (const tid of readdirSync('/proc/self/task')) {
-    try {
-      const [call, fd] = readFileSync(`/proc/self/task/${tid}/syscall`, 'utf8').split(' ');
-      if (Number(call) === READ_SYSCALL && fifos.has(readlinkSync(`/proc/self/fd/${Number(fd)}`))) reading++;
-    } catch {
-      // The thread or the descriptor went meanwhile: it is not reading a sample now.
-    }
-  }
-  return reading;
-}
-
-/** Descriptors of this process open on `path`. */
-const openCount = (path: string) =>
-  readdirSync('/proc/self/fd').filter((fd) => {
-    try {
-      return readlinkSync(`/proc/self/fd/${fd}`) === path;
-    } catch {
-      return false;
-    }
-  }).length;
-
 describe('benchTrain workers', () => {
   const dir = mkdtempSync(join(tmpdir(), 'bench-train-fifo-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -173,11 +135,9 @@ describe('benchTrain workers', () => {
   it("have a read in flight each, beyond libuv's 4 pool threads: 8 workers are in 8 reads at once", async () => {
     // Samples that are FIFOs the test holds open: a worker opens one at once, and its read stays in flight
     // until the test writes the sample and lets go of it.
-    const fifos = Array.from({ length: 8 }, (_, i) => join(dir, `sample-${i}`));
-    execFileSync('mkfifo', fifos);
-    const held = new Map(fifos.map((f) => [f, openSync(f, 'r+')]));
+    const samples = new HeldFifos(dir, 8);
     const run = benchTrain({
-      dataSet: { format: 'files', path: dir, files: fifos, samples: fifos.length },
+      dataSet: { format: 'files', path: dir, files: samples.paths, samples: 8 },
       batchSize: 1,
       workers: 8,
       prefetch: 1,
@@ -186,19 +146,11 @@ describe('benchTrain workers', () => {
     });
     let settled = false;
     void run.finally(() => (settled = true)).catch(() => undefined);
-    /** Each sample a worker has opened gets its 100 bytes and its end. */
-    const finishOpenedSamples = () => {
-      for (const [fifo, fd] of held)
-        if (openCount(fifo) > 1) {
-          writeSync(fd, Buffer.alloc(100));
-          closeSync(fd);
-          held.delete(fifo);
-        }
-    };
     try {
-      await until('8 reads in flight at once', () => fifosBeingRead(new Set(fifos)) === 8, 10_000);
+      await until('8 reads in flight at once', () => samples.beingRead('self') === 8, 10_000);
     } finally {
-      await until('the run to end', () => (finishOpenedSamples(), settled));
+      await until('the run to end', () => (samples.finishOpenedBy('self'), settled));
+      samples.close();
     }
     const [epoch] = await run;
     expect([epoch.samples, epoch.bytes]).toEqual([8, 800]);
