@@ -48,6 +48,7 @@ export interface PeerRow {
   readonly epoch: number;
   /** Loader alone (step 0), or at the accelerator's pace. */
   readonly paced: boolean;
+  readonly samples: number;
   readonly samplesPerSecond: number;
   readonly dataWaitShare: number;
   /** The consumer's longest wait for a batch: at an epoch's start, the first batch's reads. */
@@ -84,8 +85,8 @@ const PEERS = {
   express: 'mountfleet, fresh instance, warm Express cache',
 } as const;
 
-/** The proxy's S3 requests, in all and by operation: a counter for benchTrain. */
-function s3Counter(proxy: FaultProxy) {
+/** The proxy's S3 requests, in all and by operation: a counter for benchTrain (and the demo part). */
+export function s3Counter(proxy: FaultProxy) {
   return () => {
     const byOperation = Object.fromEntries(
       Object.entries(proxy.stats().byOperation)
@@ -95,6 +96,13 @@ function s3Counter(proxy: FaultProxy) {
     return { requests: proxy.count('s3'), byOperation };
   };
 }
+
+/** Requests by operation as a line, e.g. "GetObject 12, HeadObject 3" ("none" when there are none). */
+export const operationsText = (byOperation: Readonly<Record<string, number>>): string =>
+  Object.entries(byOperation)
+    .filter(([, n]) => n > 0)
+    .map(([op, n]) => `${op} ${n}`)
+    .join(', ') || 'none';
 
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
 const CORES = availableParallelism();
@@ -120,7 +128,7 @@ async function withCpu(s: PeersSetting, peer: string, run: () => Promise<PeerRow
   const rows = await run();
   const cpu: PeerCpu = {
     peer,
-    samples: rows.reduce((a, r) => a + r.samplesPerSecond * r.seconds, 0),
+    samples: rows.reduce((a, r) => a + r.samples, 0),
     emulator: cpuSeconds(s.motoPid, false) - before.emulator,
     loaderAndProxy: cpuSeconds('self', true) - before.self,
     wallSeconds: (performance.now() - before.wall) / 1000,
@@ -171,6 +179,7 @@ async function measure(
     peer,
     epoch,
     paced: isPaced,
+    samples: r.samples,
     samplesPerSecond: r.samplesPerSecond,
     dataWaitShare: r.dataWaitShare,
     longestWaitMs: r.waitMs.max,
@@ -182,11 +191,7 @@ async function measure(
   for (const r of rows)
     s.say(
       `${peer}, epoch ${r.epoch}${r.paced ? ' (paced)' : ''}: ${r.samplesPerSecond.toFixed(0)} samples/s, ` +
-        `S3 ${
-          Object.entries(r.s3ByOperation)
-            .map(([op, n]) => `${op} ${n}`)
-            .join(', ') || 'none'
-        }`,
+        `S3 ${operationsText(r.s3ByOperation)}`,
     );
   return rows;
 }
@@ -272,10 +277,7 @@ export function peersLines(report: PeersReport): string[] {
     ...report.rows.map(
       (r) =>
         `${r.peer.padEnd(48)} ${`${r.epoch}${r.paced ? 'p' : ' '}`.padStart(5)} ${r.samplesPerSecond.toFixed(0).padStart(10)} ` +
-        `${(r.paced ? pct(r.dataWaitShare) : '-').padStart(10)} ${(r.paced ? `${r.longestWaitMs.toFixed(0)} ms` : '-').padStart(8)} ${r.seconds.toFixed(1).padStart(8)}  ${r.s3Requests} (` +
-        `${Object.entries(r.s3ByOperation)
-          .map(([op, n]) => `${op} ${n}`)
-          .join(', ')})`,
+        `${(r.paced ? pct(r.dataWaitShare) : '-').padStart(10)} ${(r.paced ? `${r.longestWaitMs.toFixed(0)} ms` : '-').padStart(8)} ${r.seconds.toFixed(1).padStart(8)}  ${r.s3Requests} (${operationsText(r.s3ByOperation)})`,
     ),
     `(p: the epoch at the accelerator's pace, ${report.stepMs} ms per batch; the others with the loader alone)`,
     '',

@@ -29,6 +29,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
+import { s3CountBetween } from '../core/agent/mount-metrics-reading';
 import { s3Client, s3ExpressClient } from '../core/aws/clients';
 import { sparkline, timelineSvg } from '../core/measure/timeline';
 import { benchTrain, type EpochResult } from '../core/measure/train';
@@ -46,7 +47,7 @@ import {
   type MountProfile,
   type MountRig,
 } from './mount-rig';
-import { peersLines, runPeers } from './training-peers';
+import { operationsText, peersLines, runPeers, s3Counter } from './training-peers';
 
 const BUCKET = 'train-images';
 const EXPRESS = 'train-cache--use1-az4--x-s3';
@@ -307,7 +308,7 @@ interface DemoSetting {
 
 /** The public demo's scenarios 1–5; prints their table and goals, returns them for --json. */
 async function demo({ rig, proxy, profiles, warmExpress }: DemoSetting) {
-  const s3Counter = () => ({ requests: proxy.count('s3') });
+  const counted = s3Counter(proxy);
   const train = (path: string, format: SampleFormat, stepMs: number, epochs: number, limit?: number) =>
     findDataSet(path, format, limit).then((dataSet) =>
       benchTrain({
@@ -317,7 +318,7 @@ async function demo({ rig, proxy, profiles, warmExpress }: DemoSetting) {
         prefetch: opt.prefetch,
         stepMs,
         epochs,
-        s3Counter,
+        s3Counter: counted,
       }),
     );
 
@@ -334,19 +335,12 @@ async function demo({ rig, proxy, profiles, warmExpress }: DemoSetting) {
   } else say(`step time ${stepMs} ms (--step-ms)`);
 
   const rows: Row[] = [];
-  /** S3 requests by operation since `before` (a copy of the proxy's table), e.g. "GET 12, HEAD 3". */
-  const byOperation = (before: Readonly<Record<string, { requests: number }>>) =>
-    Object.entries(proxy.stats().byOperation)
-      .filter(([key]) => key.startsWith('s3:'))
-      .map(([key, v]) => [key.slice(3), v.requests - (before[key]?.requests ?? 0)] as const)
-      .filter(([, n]) => n > 0)
-      .map(([op, n]) => `${op} ${n}`)
-      .join(', ');
   const scenario = async (name: string, profile: MountProfile, format: SampleFormat, epochs: number) => {
-    const before = proxy.stats().byOperation;
+    const before = counted();
     const results = await rig.mounted(profile, (path) => train(path, format, stepMs, epochs));
     for (const r of results) rows.push(rowOf(name, r));
-    say(`${name}: S3 requests over ${epochs} epoch(s), mount included: ${byOperation(before)}`);
+    const { byOperation } = s3CountBetween(before, counted());
+    say(`${name}: S3 requests over ${epochs} epoch(s), mount included: ${operationsText(byOperation ?? {})}`);
   };
   await scenario("1 files, Mountpoint's defaults", profiles.defaults(IMAGES), 'files', 1);
   await scenario("2 files, agent's cache profile", await profiles.tuned(IMAGES), 'files', 2);
